@@ -1,0 +1,46 @@
+"""Developer sessions: `nox -s tests` (default suite), `slow`, `lint`, `bench`."""
+
+import os
+
+import nox
+
+nox.options.sessions = ["tests", "lint"]
+nox.options.reuse_existing_virtualenvs = True
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shared", "data")
+
+
+def _env() -> dict[str, str]:
+    env = {"PYTHONHASHSEED": "0"}
+    if os.path.isdir(DATA_DIR):
+        env.setdefault("EVOLAX_DATA_DIR", os.environ.get("EVOLAX_DATA_DIR", DATA_DIR))
+    return env
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The default test suite (slow tests excluded)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs, env=_env())
+
+
+@nox.session
+def slow(session: nox.Session) -> None:
+    """Long checks: training to EvoJAX's published cart-pole scores."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "-m", "slow", "-v", *session.posargs, env=_env())
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff lint and format checks."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Side-by-side speed against EvoJAX 0.2.17 (installed into this session's environment)."""
+    session.install("-e", ".", "evojax==0.2.17")
+    session.run("python", "benchmarks/cartpole_speed.py", *session.posargs, env=_env())

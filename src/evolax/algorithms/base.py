@@ -1,0 +1,70 @@
+"""The ask/tell interface every evolution algorithm implements."""
+
+from __future__ import annotations
+
+import abc
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jax.flatten_util import ravel_pytree
+from jaxtyping import Array, Float
+
+from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
+
+
+class Algorithm(eqx.Module):
+    """An ask/tell evolution algorithm over pytree genomes; fitness is maximised.
+
+    Subclasses are frozen equinox modules whose fields are configuration; all run-time
+    state lives in the ``chex`` dataclass returned by :meth:`init` and threaded through.
+    """
+
+    pop_size: eqx.AbstractVar[int]
+
+    @abc.abstractmethod
+    def init(self, key: PRNGKey, x0: Params):
+        """Initial state. ``x0`` fixes the genome's pytree structure (and is the start point)."""
+
+    @abc.abstractmethod
+    def ask(self, key: PRNGKey, state) -> tuple[Population, object]:
+        """Sample a population: ``x0``'s pytree with a leading ``pop_size`` axis."""
+
+    @abc.abstractmethod
+    def tell(self, state, population: Population, fitness: Fitness) -> tuple[object, Metrics]:
+        """Update the state from the fitness (``f32[pop_size]``, higher is better)."""
+
+    @abc.abstractmethod
+    def best(self, state) -> Params:
+        """The solution to deploy (a single genome pytree)."""
+
+
+def check_positive(name: str, value: float, *, integer: bool = False) -> None:
+    """Raise ``ValueError`` unless ``value`` is a positive (integer) number."""
+    if integer and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if isinstance(value, (int, float)) and not value > 0:
+        raise ValueError(f"{name} must be positive, got {value!r}")
+
+
+def check_fitness(fitness: Fitness, pop_size: int) -> Float[Array, " pop"]:
+    """Check ``fitness`` has shape ``(pop_size,)`` (at trace time) and cast it to float32."""
+    shape = jnp.shape(fitness)
+    if shape != (pop_size,):
+        raise ValueError(f"fitness must have shape (pop_size,) = ({pop_size},), got {shape}")
+    return jnp.asarray(fitness, jnp.float32)
+
+
+def flatten_population(population: Population) -> Float[Array, "pop dim"]:
+    """Flatten a population pytree into a ``f32[pop, D]`` matrix (row order = leaf order)."""
+    leaves = jax.tree.leaves(population)
+    sizes = {leaf.shape[0] for leaf in leaves}
+    if len(sizes) != 1:
+        raise ValueError(f"population leaves must share one leading pop axis, got sizes {sizes}")
+    return jax.vmap(lambda x: ravel_pytree(x)[0])(population)
+
+
+def unflatten_population(flat: Float[Array, "pop dim"], like: Params) -> Population:
+    """Inverse of :func:`flatten_population`, using one genome ``like`` as the template."""
+    _, unravel = ravel_pytree(like)
+    return jax.vmap(unravel)(flat)

@@ -1,0 +1,6 @@
+"""Policy networks (one individual, one environment; evolax batches them)."""
+
+from evolax.policies.base import EmptyState, Policy
+from evolax.policies.mlp import MLP
+
+__all__ = ["EmptyState", "MLP", "Policy"]

@@ -1,0 +1,151 @@
+"""Evaluate a population on a task: every individual for ``n_repeats`` episodes."""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, Int
+
+from evolax.normalize import ObsStats
+from evolax.policies.base import Policy
+from evolax.tasks.base import Task
+from evolax.types import Fitness, Population, PRNGKey
+
+
+@chex.dataclass(frozen=True)
+class EvalInfo:
+    """What :func:`evaluate` measured besides fitness.
+
+    Attributes:
+        returns: total reward of each episode, ``f32[pop, n_repeats]``.
+        lengths: steps of each episode until ``done``, ``i32[pop, n_repeats]``.
+        obs_stats: the observation statistics updated with this rollout's observations
+            (``None`` when no statistics were passed in).
+    """
+
+    returns: Float[Array, "pop repeats"]
+    lengths: Int[Array, "pop repeats"]
+    obs_stats: ObsStats | None = None
+
+
+def _pop_size(population: Population) -> int:
+    sizes = {jnp.shape(leaf)[0] if jnp.ndim(leaf) else None for leaf in jax.tree.leaves(population)}
+    if len(sizes) != 1 or None in sizes:
+        raise ValueError(
+            f"population leaves must share one leading pop axis, got leading sizes {sizes}"
+        )
+    return sizes.pop()
+
+
+def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGKey) -> None:
+    """Trace-time checks: the task's obs and the policy's action have the declared shapes."""
+    state = jax.eval_shape(task.reset, key)
+    if tuple(state.obs.shape) != tuple(task.obs_shape):
+        raise ValueError(
+            f"task.reset returned obs of shape {state.obs.shape}, expected task.obs_shape "
+            f"{task.obs_shape}"
+        )
+    params = jax.tree.map(lambda x: x[0], population)
+    policy_state = jax.eval_shape(policy.reset, key)
+    action, _ = jax.eval_shape(policy.apply, params, state.obs, policy_state, key)
+    if tuple(action.shape) != tuple(task.action_shape):
+        raise ValueError(
+            f"policy produced actions of shape {action.shape}, expected task.action_shape "
+            f"{task.action_shape}"
+        )
+
+
+def _broadcast(tree, n: int):
+    return jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *jnp.shape(x))), tree)
+
+
+def evaluate(
+    policy: Policy,
+    task: Task,
+    population: Population,
+    key: PRNGKey,
+    n_repeats: int = 1,
+    obs_stats: ObsStats | None = None,
+) -> tuple[Fitness, EvalInfo]:
+    """Run every individual for ``n_repeats`` episodes; fitness is the mean episode return.
+
+    All individuals see the same ``n_repeats`` environment seeds (common random numbers), so
+    fitness differences come from the parameters, not the luck of the draw. Rewards after an
+    episode's ``done`` are ignored, and the loop stops once every episode is done.
+
+    The policy is batched over repeats with shared parameters, then over the population, so a
+    dense layer runs as a batched matmul ``[pop, repeats, in] @ [pop, in, out]``.
+
+    Args:
+        policy: the policy network.
+        task: the task.
+        population: genome pytree with a leading ``pop`` axis.
+        key: PRNG key for this evaluation (environment seeds and any policy noise).
+        n_repeats: episodes per individual, positive.
+        obs_stats: if given, observations are normalised with these statistics before the
+            policy sees them, and ``info.obs_stats`` returns them updated with this rollout.
+
+    Returns:
+        ``fitness`` (``f32[pop]``) and an :class:`EvalInfo`.
+    """
+    if isinstance(n_repeats, bool) or not isinstance(n_repeats, int) or n_repeats <= 0:
+        raise ValueError(f"n_repeats must be a positive integer, got {n_repeats!r}")
+    pop_size = _pop_size(population)
+    _check_shapes(policy, task, population, key)
+
+    episode_keys = jax.vmap(lambda k: jax.random.split(k, 3))(jax.random.split(key, n_repeats))
+    reset_keys, policy_keys, step_keys = episode_keys[:, 0], episode_keys[:, 1], episode_keys[:, 2]
+    task_state = _broadcast(jax.vmap(task.reset)(reset_keys), pop_size)
+    policy_state = _broadcast(jax.vmap(policy.reset)(policy_keys), pop_size)
+
+    # Inner vmap: repeats sharing one individual's params; outer vmap: the population.
+    act = jax.vmap(jax.vmap(policy.apply, in_axes=(None, 0, 0, 0)), in_axes=(0, 0, 0, None))
+    step = jax.vmap(jax.vmap(task.step), in_axes=(0, 0, None))
+    obs_axes = (0, 1)
+
+    def body(carry):
+        t, task_state, policy_state, returns, lengths, alive, sums = carry
+        obs = task_state.obs
+        if obs_stats is not None:
+            weight = alive.reshape(alive.shape + (1,) * (obs.ndim - 2)).astype(obs.dtype)
+            centred = obs - jnp.broadcast_to(pivot, obs.shape)
+            deviation = centred * jnp.broadcast_to(weight, obs.shape)
+            sums = (
+                sums[0] + jnp.sum(alive),
+                sums[1] + jnp.sum(deviation, axis=obs_axes),
+                sums[2] + jnp.sum(deviation * centred, axis=obs_axes),
+            )
+            obs = obs_stats.normalize(obs)
+        step_key = jax.vmap(jax.random.fold_in, in_axes=(0, None))(step_keys, t)
+        keys = jax.vmap(jax.random.split)(step_key)
+        action, policy_state = act(population, obs, policy_state, keys[:, 0])
+        task_state, reward, done = step(task_state, action, keys[:, 1])
+        returns = returns + jnp.where(alive, reward, 0.0)
+        lengths = lengths + alive
+        alive = alive & ~done
+        return t + 1, task_state, policy_state, returns, lengths, alive, sums
+
+    def cond(carry):
+        t, *_, alive, _ = carry
+        return (t < task.max_steps) & jnp.any(alive)
+
+    shape = (pop_size, n_repeats)
+    if obs_stats is None:
+        sums = ()
+    else:
+        pivot = obs_stats.pivot(task_state.obs[0, 0])
+        sums = (jnp.zeros([]), jnp.zeros_like(obs_stats.mean), jnp.zeros_like(obs_stats.mean))
+    carry = (
+        jnp.zeros([], jnp.int32),
+        task_state,
+        policy_state,
+        jnp.zeros(shape, jnp.float32),
+        jnp.zeros(shape, jnp.int32),
+        jnp.ones(shape, bool),
+        sums,
+    )
+    _, _, _, returns, lengths, _, sums = jax.lax.while_loop(cond, body, carry)
+    new_stats = None if obs_stats is None else obs_stats.merge(*sums, pivot)
+    info = EvalInfo(returns=returns, lengths=lengths, obs_stats=new_stats)
+    return jnp.mean(returns, axis=1), info

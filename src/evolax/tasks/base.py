@@ -1,0 +1,30 @@
+"""The task interface: one environment, stepped by the library."""
+
+from __future__ import annotations
+
+import abc
+
+import equinox as eqx
+
+from evolax.types import Done, PRNGKey, Reward
+
+
+class Task(eqx.Module):
+    """An episodic task. Written for ONE environment; evolax batches it.
+
+    ``reset`` returns a state with an ``obs`` field; ``step`` returns
+    ``(state, reward, done)``. After ``done`` the library ignores further rewards, so tasks
+    need not reset themselves.
+    """
+
+    max_steps: eqx.AbstractVar[int]
+    obs_shape: eqx.AbstractVar[tuple[int, ...]]
+    action_shape: eqx.AbstractVar[tuple[int, ...]]
+
+    @abc.abstractmethod
+    def reset(self, key: PRNGKey):
+        """Start an episode; the returned state has ``.obs`` of shape ``obs_shape``."""
+
+    @abc.abstractmethod
+    def step(self, state, action, key: PRNGKey) -> tuple[object, Reward, Done]:
+        """Advance one step with ``action`` of shape ``action_shape``."""

@@ -1,0 +1,125 @@
+"""Cart-pole swing-up, as in the EvoJAX paper (Tang et al., 2022)."""
+
+from __future__ import annotations
+
+import chex
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, Int
+
+from evolax.tasks.base import Task
+from evolax.types import Done, PRNGKey, Reward
+
+GRAVITY = 9.82
+CART_MASS = 0.5
+POLE_MASS = 0.5
+POLE_LENGTH = 0.6
+FRICTION = 0.1
+FORCE_SCALING = 10.0
+DELTA_T = 0.01
+CART_X_LIMIT = 2.4
+
+
+@chex.dataclass(frozen=True)
+class CartPoleState:
+    """Cart-pole state.
+
+    Attributes:
+        obs: ``f32[5]`` = ``[x, x_dot, cos(theta), sin(theta), theta_dot]``.
+        physics: ``f32[4]`` = ``[x, x_dot, theta, theta_dot]`` (theta = 0 is upright).
+        steps: steps taken in this episode.
+    """
+
+    obs: Float[Array, "5"]
+    physics: Float[Array, "4"]
+    steps: Int[Array, ""]
+
+
+def observe(physics: Float[Array, "4"]) -> Float[Array, "5"]:
+    """Observation ``[x, x_dot, cos(theta), sin(theta), theta_dot]`` of a physics state."""
+    x, x_dot, theta, theta_dot = physics
+    return jnp.stack([x, x_dot, jnp.cos(theta), jnp.sin(theta), theta_dot])
+
+
+def swing_up_reward(physics: Float[Array, "4"]) -> Reward:
+    """``(cos(theta) + 1) / 2 * cos(pi / 2 * x / x_limit)``: 1 when upright at the centre."""
+    x, _, theta, _ = physics
+    return (jnp.cos(theta) + 1.0) / 2.0 * jnp.cos(x / CART_X_LIMIT * (jnp.pi / 2.0))
+
+
+def integrate(physics: Float[Array, "4"], force: Float[Array, ""]) -> Float[Array, "4"]:
+    """One explicit-Euler step of EvoJAX's cart-pole equations of motion."""
+    x, x_dot, theta, theta_dot = physics
+    s, c = jnp.sin(theta), jnp.cos(theta)
+    total_mass = CART_MASS + POLE_MASS
+    m_p_l = POLE_MASS * POLE_LENGTH
+    x_acc = (
+        -2 * m_p_l * theta_dot**2 * s
+        + 3 * POLE_MASS * GRAVITY * s * c
+        + 4 * force
+        - 4 * FRICTION * x_dot
+    ) / (4 * total_mass - 3 * POLE_MASS * c**2)
+    theta_acc = (
+        -3 * m_p_l * theta_dot**2 * s * c
+        + 6 * total_mass * GRAVITY * s
+        + 6 * (force - FRICTION * x_dot) * c
+    ) / (4 * POLE_LENGTH * total_mass - 3 * m_p_l * c**2)
+    return jnp.stack(
+        [
+            x + x_dot * DELTA_T,
+            x_dot + x_acc * DELTA_T,
+            theta + theta_dot * DELTA_T,
+            theta_dot + theta_acc * DELTA_T,
+        ]
+    )
+
+
+class CartPoleSwingUp(Task):
+    """Swing a pole up from hanging down and balance it, keeping the cart on the track.
+
+    Action ``f32[1]`` in ``[-1, 1]`` (clipped) scales a force of up to 10 N. The reward per
+    step is :func:`swing_up_reward`; an episode ends when ``|x| > 2.4`` or after
+    ``max_steps`` steps. Easy: start near hanging still, ``N([0, 0, pi, 0], 0.2^2)``. Hard:
+    ``[0, 0, pi, 0] + U(-1, 1) * [2.4, 10, pi/2, 10]``.
+
+    Args:
+        hard: use the hard initial-state distribution.
+        max_steps: episode length limit (1000 in the paper).
+    """
+
+    hard: bool = eqx.field(static=True, default=False)
+    max_steps: int = eqx.field(static=True, default=1000)
+    obs_shape: tuple[int, ...] = eqx.field(static=True, default=(5,), init=False)
+    action_shape: tuple[int, ...] = eqx.field(static=True, default=(1,), init=False)
+
+    def __check_init__(self):
+        if (
+            isinstance(self.max_steps, bool)
+            or not isinstance(self.max_steps, int)
+            or self.max_steps <= 0
+        ):
+            raise ValueError(f"max_steps must be a positive integer, got {self.max_steps!r}")
+
+    def initial_physics(self, key: PRNGKey) -> Float[Array, "4"]:
+        """Sample the initial ``[x, x_dot, theta, theta_dot]``."""
+        hanging = jnp.array([0.0, 0.0, jnp.pi, 0.0])
+        if self.hard:
+            scale = jnp.array([CART_X_LIMIT, 10.0, jnp.pi / 2.0, 10.0])
+            return hanging + jax.random.uniform(key, (4,), minval=-1.0, maxval=1.0) * scale
+        return hanging + 0.2 * jax.random.normal(key, (4,))
+
+    def reset(self, key: PRNGKey) -> CartPoleState:
+        physics = self.initial_physics(key)
+        return CartPoleState(obs=observe(physics), physics=physics, steps=jnp.zeros([], jnp.int32))
+
+    def step(
+        self, state: CartPoleState, action: Float[Array, "1"], key: PRNGKey
+    ) -> tuple[CartPoleState, Reward, Done]:
+        del key
+        force = jnp.clip(action[0], -1.0, 1.0) * FORCE_SCALING
+        physics = integrate(state.physics, force)
+        steps = state.steps + 1
+        done = (jnp.abs(physics[0]) > CART_X_LIMIT) | (steps >= self.max_steps)
+        new_state = CartPoleState(obs=observe(physics), physics=physics, steps=steps)
+        return new_state, swing_up_reward(physics), done

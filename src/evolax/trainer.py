@@ -1,0 +1,132 @@
+"""The training step: ask -> evaluate -> tell, and ``run`` as one ``lax.scan``."""
+
+from __future__ import annotations
+
+import chex
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, Int
+
+from evolax.algorithms.base import Algorithm
+from evolax.normalize import ObsStats
+from evolax.policies.base import Policy
+from evolax.rollout import evaluate
+from evolax.tasks.base import Task
+from evolax.types import Metrics, PRNGKey
+
+
+@chex.dataclass(frozen=True)
+class TrainState:
+    """Everything a training run carries from one generation to the next.
+
+    Attributes:
+        algo_state: the algorithm's state.
+        obs_stats: running observation statistics (updated only with ``normalize_obs``).
+        key: the PRNG key for the next generation.
+        generation: generations completed, ``i32[]``.
+        env_steps: environment steps simulated so far (episodes until ``done``), ``f32[]``.
+    """
+
+    algo_state: object
+    obs_stats: ObsStats
+    key: PRNGKey
+    generation: Int[Array, ""]
+    env_steps: Float[Array, ""]
+
+
+class Trainer(eqx.Module):
+    """Composes an algorithm, a policy and a task into a pure training step.
+
+    ``step`` runs one generation; ``run`` scans it over ``n_generations`` in one compiled
+    program. Both are pure: jit them, ``vmap`` them over seeds or hyperparameters, embed them.
+
+    Args:
+        algorithm: the evolution algorithm.
+        policy: the policy network whose parameters are evolved.
+        task: the training task.
+        n_repeats: episodes per individual per generation (fitness is their mean).
+        normalize_obs: normalise observations with running statistics of training rollouts.
+        test_task: the task :meth:`test` scores the best solution on (default: ``task``).
+    """
+
+    algorithm: Algorithm
+    policy: Policy
+    task: Task
+    n_repeats: int = eqx.field(static=True, default=1)
+    normalize_obs: bool = eqx.field(static=True, default=False)
+    test_task: Task | None = None
+
+    def __check_init__(self):
+        if (
+            isinstance(self.n_repeats, bool)
+            or not isinstance(self.n_repeats, int)
+            or self.n_repeats <= 0
+        ):
+            raise ValueError(f"n_repeats must be a positive integer, got {self.n_repeats!r}")
+
+    def init(self, key: PRNGKey) -> TrainState:
+        """Initial parameters from the policy, the algorithm's state around them."""
+        key, policy_key, algo_key = jax.random.split(key, 3)
+        x0 = self.policy.init(policy_key, self.task.obs_shape, self.task.action_shape)
+        return TrainState(
+            algo_state=self.algorithm.init(algo_key, x0),
+            obs_stats=ObsStats.zeros(self.task.obs_shape),
+            key=key,
+            generation=jnp.zeros([], jnp.int32),
+            env_steps=jnp.zeros([], jnp.float32),
+        )
+
+    def step(self, state: TrainState) -> tuple[TrainState, Metrics]:
+        """One generation. Returns the new state and ``f32[]`` metrics of this generation."""
+        key, ask_key, eval_key = jax.random.split(state.key, 3)
+        population, algo_state = self.algorithm.ask(ask_key, state.algo_state)
+        fitness, info = evaluate(
+            self.policy,
+            self.task,
+            population,
+            eval_key,
+            n_repeats=self.n_repeats,
+            obs_stats=state.obs_stats if self.normalize_obs else None,
+        )
+        algo_state, algo_metrics = self.algorithm.tell(algo_state, population, fitness)
+        steps = jnp.sum(info.lengths).astype(jnp.float32)
+        new_state = TrainState(
+            algo_state=algo_state,
+            obs_stats=info.obs_stats if self.normalize_obs else state.obs_stats,
+            key=key,
+            generation=state.generation + 1,
+            env_steps=state.env_steps + steps,
+        )
+        metrics = {
+            "fitness_max": jnp.max(fitness),
+            "fitness_mean": jnp.mean(fitness),
+            "fitness_min": jnp.min(fitness),
+            "fitness_std": jnp.std(fitness),
+            "env_steps": steps,
+            **algo_metrics,
+        }
+        return new_state, metrics
+
+    def run(self, state: TrainState, n_generations: int) -> tuple[TrainState, Metrics]:
+        """``n_generations`` steps in one ``lax.scan``; metrics gain a leading generation axis."""
+        if (
+            isinstance(n_generations, bool)
+            or not isinstance(n_generations, int)
+            or n_generations <= 0
+        ):
+            raise ValueError(f"n_generations must be a positive integer, got {n_generations!r}")
+        return jax.lax.scan(lambda s, _: self.step(s), state, None, length=n_generations)
+
+    def test(
+        self, state: TrainState, key: PRNGKey, n_episodes: int = 100
+    ) -> Float[Array, " episodes"]:
+        """Returns of the algorithm's best solution over ``n_episodes`` test episodes."""
+        best = self.algorithm.best(state.algo_state)
+        population = jax.tree.map(lambda x: x[None], best)
+        task = self.task if self.test_task is None else self.test_task
+        stats = state.obs_stats if self.normalize_obs else None
+        _, info = evaluate(
+            self.policy, task, population, key, n_repeats=n_episodes, obs_stats=stats
+        )
+        return info.returns[0]

@@ -1,0 +1,49 @@
+"""Tiny deterministic task and policy whose returns are known in closed form."""
+
+import chex
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from evolax.policies import Policy
+from evolax.tasks import Task
+
+
+@chex.dataclass(frozen=True)
+class CountdownState:
+    obs: jax.Array  # [t, t * t]
+    t: jax.Array
+    length: jax.Array
+
+
+class Countdown(Task):
+    """Episodes of 2..6 steps (drawn from the reset key); reward = action[0] each step."""
+
+    max_steps: int = eqx.field(static=True, default=100)
+    obs_shape: tuple = eqx.field(static=True, default=(2,))
+    action_shape: tuple = eqx.field(static=True, default=(1,))
+
+    @staticmethod
+    def episode_length(key):
+        return jax.random.randint(key, (), 2, 7)
+
+    def reset(self, key):
+        zero = jnp.zeros([], jnp.int32)
+        return CountdownState(obs=jnp.zeros(2), t=zero, length=self.episode_length(key))
+
+    def step(self, state, action, key):
+        t = state.t + 1
+        obs = jnp.stack([t, t * t]).astype(jnp.float32)
+        return state.replace(obs=obs, t=t), action[0], t >= state.length
+
+
+class Constant(Policy):
+    """Acts ``[params["c"]]`` whatever it observes (the obs still flows through)."""
+
+    action_size: int = eqx.field(static=True, default=1)
+
+    def init(self, key, obs_shape, action_shape):
+        return {"c": jnp.zeros([])}
+
+    def apply(self, params, obs, state, key):
+        return jnp.full((self.action_size,), params["c"]) + 0.0 * obs[0], state

@@ -1,0 +1,85 @@
+"""`evaluate` on a task with closed-form returns."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from evolax import MLP, CartPoleSwingUp, ObsStats, evaluate
+from helpers import Constant, Countdown
+
+
+def lengths_for(key, n_repeats):
+    """The episode lengths `evaluate` draws: the first of each repeat's three subkeys."""
+    keys = jax.random.split(key, n_repeats)
+    return np.array([int(Countdown.episode_length(jax.random.split(k, 3)[0])) for k in keys])
+
+
+def test_returns_stop_at_done_and_average_over_repeats(key):
+    population = {"c": jnp.array([1.0, 2.0, -0.5])}
+    fitness, info = evaluate(Constant(), Countdown(), population, key, n_repeats=5)
+    lengths = lengths_for(key, 5)
+    assert len(set(lengths)) > 1  # the episodes really differ in length
+    np.testing.assert_array_equal(info.lengths, np.tile(lengths, (3, 1)))
+    np.testing.assert_allclose(info.returns, np.outer([1.0, 2.0, -0.5], lengths))
+    np.testing.assert_allclose(fitness, np.array([1.0, 2.0, -0.5]) * lengths.mean(), rtol=1e-6)
+
+
+def test_common_random_numbers_and_fresh_seeds(key):
+    population = {"c": jnp.ones(4)}
+    _, info = evaluate(Constant(), Countdown(), population, key, n_repeats=8)
+    lengths = np.asarray(info.lengths)
+    assert np.all(lengths == lengths[:1])  # every individual sees the same episodes
+    _, other = evaluate(Constant(), Countdown(), population, jax.random.key(99), n_repeats=8)
+    assert not np.array_equal(info.lengths[0], other.lengths[0])  # a new key, new episodes
+
+
+def test_early_exit_when_all_done(key):
+    population = {"c": jnp.ones(2)}
+    task = Countdown(max_steps=2**30)  # would never finish without the early exit
+    fitness, _ = jax.jit(lambda p, k: evaluate(Constant(), task, p, k, n_repeats=3))(
+        population, key
+    )
+    np.testing.assert_allclose(fitness, lengths_for(key, 3).mean())
+
+
+def test_obs_statistics_match_numpy(key):
+    population = {"c": jnp.ones(3)}
+    start = ObsStats.zeros((2,))
+    _, info = evaluate(Constant(), Countdown(), population, key, n_repeats=4, obs_stats=start)
+    # observed before each alive step: t = 0 .. length - 1, obs = [t, t^2], for each individual
+    seen = np.array(
+        [[t, t * t] for length in lengths_for(key, 4) for t in range(length)] * 3, float
+    )
+    stats = info.obs_stats
+    assert float(stats.count) == len(seen)
+    np.testing.assert_allclose(stats.mean, seen.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(stats.variance(), seen.var(0), rtol=1e-4)
+
+
+def test_mlp_batches_as_separate_evaluations(key):
+    policy, task = MLP(hidden_sizes=(8,)), CartPoleSwingUp(max_steps=30)
+    params = [policy.init(k, (5,), (1,)) for k in jax.random.split(key, 3)]
+    population = jax.tree.map(lambda *x: jnp.stack(x), *params)
+    fitness, _ = evaluate(policy, task, population, key, n_repeats=2)
+    for i, p in enumerate(params):
+        single, _ = evaluate(policy, task, jax.tree.map(lambda x: x[None], p), key, n_repeats=2)
+        np.testing.assert_allclose(fitness[i], single[0], rtol=1e-5)
+
+
+def test_wrong_action_shape(key):
+    with pytest.raises(
+        ValueError, match=r"actions of shape \(2,\), expected task.action_shape \(1,\)"
+    ):
+        evaluate(Constant(action_size=2), Countdown(), {"c": jnp.ones(2)}, key)
+
+
+@pytest.mark.parametrize("n_repeats", [0, -1, 1.5])
+def test_bad_n_repeats(key, n_repeats):
+    with pytest.raises(ValueError, match="n_repeats"):
+        evaluate(Constant(), Countdown(), {"c": jnp.ones(2)}, key, n_repeats=n_repeats)
+
+
+def test_ragged_population(key):
+    with pytest.raises(ValueError, match="leading pop axis"):
+        evaluate(Constant(), Countdown(), {"c": jnp.ones(2), "d": jnp.ones(3)}, key)
