@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import jax
 import optax
+from jax.sharding import Mesh
 
 from evolax import __version__
 from evolax.algorithms import PGPE, Algorithm
 from evolax.optim import clipup
 from evolax.policies import MLP
 from evolax.runner import train
+from evolax.sharding import check_divisible, population_mesh, request_cpu_devices
 from evolax.tasks import CartPoleSwingUp, Task
 from evolax.trainer import Trainer
 
@@ -96,6 +100,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--test-interval", type=_positive_int, default=100, help="generations per test")
     p.add_argument("--test-episodes", type=_positive_int, default=100, help="episodes per test")
     p.add_argument("--run-dir", type=Path, default=None, help="output folder (default runs/NAME)")
+    p.add_argument(
+        "--devices",
+        type=_positive_int,
+        default=None,
+        help="devices to split the population over (default: as many as divide the population; "
+        "on CPU there is one device per core)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser
 
@@ -106,17 +117,24 @@ def _train(args: argparse.Namespace) -> int:
     config = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(args).items()}
     config["run_dir"] = str(run_dir)
     try:
+        mesh = _mesh(args.devices, args.pop_size)
         trainer = Trainer(
             algorithm=ALGORITHMS[args.algo](args),
             policy=MLP(hidden_sizes=args.hidden_sizes, output_activation="tanh"),
             task=TASKS[args.task](args),
             n_repeats=args.n_repeats,
             normalize_obs=args.normalize_obs,
+            mesh=mesh,
         )
     except ValueError as error:
         print(f"evolax train: error: {error}", file=sys.stderr)
         return 2
-    print(f"evolax {__version__}: training {name} for {args.generations} generations -> {run_dir}")
+    config["devices"] = mesh.size
+    platform = mesh.devices.flat[0].platform
+    print(
+        f"evolax {__version__}: training {name} for {args.generations} generations "
+        f"on {mesh.size} {platform} device(s) -> {run_dir}"
+    )
     result = train(
         trainer,
         args.generations,
@@ -140,8 +158,24 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mesh(devices: int | None, pop_size: int) -> Mesh:
+    """A population mesh over ``devices`` devices; by default the most that divide ``pop_size``."""
+    available = jax.devices()
+    if devices is not None:
+        if devices > len(available):
+            raise ValueError(f"--devices {devices} requested, but only {len(available)} available")
+        mesh = population_mesh(available[:devices])
+        check_divisible(pop_size, mesh)
+        return mesh
+    count = max(n for n in range(1, len(available) + 1) if pop_size % n == 0)
+    return population_mesh(available[:count])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evolax`` command."""
+    # One XLA CPU device per core, so that the population can be split across cores (JAX has
+    # not initialised its backends yet; an explicit device count in XLA_FLAGS wins).
+    request_cpu_devices(os.cpu_count() or 1)
     args = _parser().parse_args(argv)
     if args.command == "train":
         return _train(args)

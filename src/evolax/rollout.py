@@ -11,6 +11,7 @@ from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.tasks.base import Task
 from evolax.types import Fitness, Population, PRNGKey
+from evolax.validation import check_positive_int
 
 
 @chex.dataclass(frozen=True)
@@ -67,6 +68,7 @@ def evaluate(
     key: PRNGKey,
     n_repeats: int = 1,
     obs_stats: ObsStats | None = None,
+    axis_name: str | None = None,
 ) -> tuple[Fitness, EvalInfo]:
     """Run every individual for ``n_repeats`` episodes; fitness is the mean episode return.
 
@@ -85,12 +87,14 @@ def evaluate(
         n_repeats: episodes per individual, positive.
         obs_stats: if given, observations are normalised with these statistics before the
             policy sees them, and ``info.obs_stats`` returns them updated with this rollout.
+        axis_name: when called per device on a slice of the population (inside ``shard_map``),
+            the mesh axis to sum the observation statistics over, so every device ends with
+            the statistics of the whole population.
 
     Returns:
         ``fitness`` (``f32[pop]``) and an :class:`EvalInfo`.
     """
-    if isinstance(n_repeats, bool) or not isinstance(n_repeats, int) or n_repeats <= 0:
-        raise ValueError(f"n_repeats must be a positive integer, got {n_repeats!r}")
+    check_positive_int("n_repeats", n_repeats)
     pop_size = _pop_size(population)
     _check_shapes(policy, task, population, key)
 
@@ -146,6 +150,8 @@ def evaluate(
         sums,
     )
     _, _, _, returns, lengths, _, sums = jax.lax.while_loop(cond, body, carry)
+    if axis_name is not None:
+        sums = jax.lax.psum(sums, axis_name)
     new_stats = None if obs_stats is None else obs_stats.merge(*sums, pivot)
     info = EvalInfo(returns=returns, lengths=lengths, obs_stats=new_stats)
     return jnp.mean(returns, axis=1), info

@@ -13,6 +13,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from evolax.trainer import Trainer, TrainState
+from evolax.validation import check_positive_int
 
 TRAIN_STREAM, TEST_STREAM = 0, 1
 
@@ -81,8 +82,7 @@ def train(
         ("test_interval", test_interval),
         ("n_test_episodes", n_test_episodes),
     ]:
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_positive_int(name, value)
 
     root = jax.random.key(seed)
     state = trainer.init(jax.random.fold_in(root, TRAIN_STREAM))

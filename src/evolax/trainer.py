@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import functools
+
 import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh
+from jax.sharding import PartitionSpec as P
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import Algorithm
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
-from evolax.rollout import evaluate
+from evolax.rollout import EvalInfo, evaluate
+from evolax.sharding import POP_AXIS, check_divisible
 from evolax.tasks.base import Task
 from evolax.types import Metrics, PRNGKey
+from evolax.validation import check_positive_int
 
 
 @chex.dataclass(frozen=True)
@@ -48,6 +54,8 @@ class Trainer(eqx.Module):
         n_repeats: episodes per individual per generation (fitness is their mean).
         normalize_obs: normalise observations with running statistics of training rollouts.
         test_task: the task :meth:`test` scores the best solution on (default: ``task``).
+        mesh: a device mesh with a ``"pop"`` axis (see :func:`evolax.sharding.population_mesh`);
+            each device then evaluates its slice of the population. ``None``: no sharding.
     """
 
     algorithm: Algorithm
@@ -56,14 +64,34 @@ class Trainer(eqx.Module):
     n_repeats: int = eqx.field(static=True, default=1)
     normalize_obs: bool = eqx.field(static=True, default=False)
     test_task: Task | None = None
+    mesh: Mesh | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
-        if (
-            isinstance(self.n_repeats, bool)
-            or not isinstance(self.n_repeats, int)
-            or self.n_repeats <= 0
-        ):
-            raise ValueError(f"n_repeats must be a positive integer, got {self.n_repeats!r}")
+        check_positive_int("n_repeats", self.n_repeats)
+        if self.mesh is not None:
+            if POP_AXIS not in self.mesh.axis_names:
+                raise ValueError(f"mesh must have a {POP_AXIS!r} axis, got {self.mesh.axis_names}")
+            check_divisible(self.algorithm.pop_size, self.mesh)
+
+    def _evaluate(self, population, key, obs_stats) -> tuple[jax.Array, EvalInfo]:
+        def run(population, key, obs_stats, axis_name=None):
+            return evaluate(
+                self.policy, self.task, population, key, self.n_repeats, obs_stats, axis_name
+            )
+
+        if self.mesh is None:
+            return run(population, key, obs_stats)
+        pop, replicated = P(POP_AXIS), P()
+        stats_spec = None if obs_stats is None else replicated
+        info_specs = EvalInfo(returns=pop, lengths=pop, obs_stats=stats_spec)
+        sharded = jax.shard_map(
+            functools.partial(run, axis_name=POP_AXIS),
+            mesh=self.mesh,
+            in_specs=(pop, replicated, replicated),
+            out_specs=(pop, info_specs),
+            check_vma=False,
+        )
+        return sharded(population, key, obs_stats)
 
     def init(self, key: PRNGKey) -> TrainState:
         """Initial parameters from the policy, the algorithm's state around them."""
@@ -81,14 +109,8 @@ class Trainer(eqx.Module):
         """One generation. Returns the new state and ``f32[]`` metrics of this generation."""
         key, ask_key, eval_key = jax.random.split(state.key, 3)
         population, algo_state = self.algorithm.ask(ask_key, state.algo_state)
-        fitness, info = evaluate(
-            self.policy,
-            self.task,
-            population,
-            eval_key,
-            n_repeats=self.n_repeats,
-            obs_stats=state.obs_stats if self.normalize_obs else None,
-        )
+        obs_stats = state.obs_stats if self.normalize_obs else None
+        fitness, info = self._evaluate(population, eval_key, obs_stats)
         algo_state, algo_metrics = self.algorithm.tell(algo_state, population, fitness)
         steps = jnp.sum(info.lengths).astype(jnp.float32)
         new_state = TrainState(
@@ -110,12 +132,7 @@ class Trainer(eqx.Module):
 
     def run(self, state: TrainState, n_generations: int) -> tuple[TrainState, Metrics]:
         """``n_generations`` steps in one ``lax.scan``; metrics gain a leading generation axis."""
-        if (
-            isinstance(n_generations, bool)
-            or not isinstance(n_generations, int)
-            or n_generations <= 0
-        ):
-            raise ValueError(f"n_generations must be a positive integer, got {n_generations!r}")
+        check_positive_int("n_generations", n_generations)
         return jax.lax.scan(lambda s, _: self.step(s), state, None, length=n_generations)
 
     def test(

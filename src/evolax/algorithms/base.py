@@ -39,14 +39,6 @@ class Algorithm(eqx.Module):
         """The solution to deploy (a single genome pytree)."""
 
 
-def check_positive(name: str, value: float, *, integer: bool = False) -> None:
-    """Raise ``ValueError`` unless ``value`` is a positive (integer) number."""
-    if integer and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if isinstance(value, (int, float)) and not value > 0:
-        raise ValueError(f"{name} must be positive, got {value!r}")
-
-
 def check_fitness(fitness: Fitness, pop_size: int) -> Float[Array, " pop"]:
     """Check ``fitness`` has shape ``(pop_size,)`` (at trace time) and cast it to float32."""
     shape = jnp.shape(fitness)

@@ -13,12 +13,12 @@ from jaxtyping import Array, Float
 from evolax.algorithms.base import (
     Algorithm,
     check_fitness,
-    check_positive,
     flatten_population,
     unflatten_population,
 )
 from evolax.algorithms.shaping import centered_rank
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
+from evolax.validation import check_positive, check_positive_int
 
 
 @chex.dataclass(frozen=True)
@@ -63,14 +63,13 @@ class PGPE(Algorithm):
     center_rank: bool = eqx.field(static=True, default=True)
 
     def __post_init__(self):
-        check_positive("pop_size", self.pop_size, integer=True)
+        check_positive_int("pop_size", self.pop_size)
         if self.pop_size % 2:
             raise ValueError(
                 f"pop_size must be even for antithetic sampling, got {self.pop_size} "
                 f"(use {self.pop_size - 1 or 2} or {self.pop_size + 1})"
             )
-        if isinstance(self.init_std, (int, float)):
-            check_positive("init_std", self.init_std)
+        check_positive("init_std", self.init_std)
         if isinstance(self.std_max_change, (int, float)) and not 0 < self.std_max_change < 1:
             raise ValueError(f"std_max_change must be in (0, 1), got {self.std_max_change}")
         if isinstance(self.std_lr, (int, float)) and self.std_lr < 0:

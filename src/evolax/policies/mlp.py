@@ -12,6 +12,7 @@ from jaxtyping import Array, Float
 
 from evolax.policies.base import EmptyState, Policy
 from evolax.types import Params, PRNGKey
+from evolax.validation import check_positive_int
 
 OUTPUT_ACTIVATIONS: dict[str, Callable[[Array], Array]] = {
     "tanh": jnp.tanh,
@@ -38,8 +39,8 @@ class MLP(Policy):
     output_activation: str = eqx.field(static=True, default="tanh")
 
     def __check_init__(self):
-        if any(isinstance(h, bool) or not isinstance(h, int) or h <= 0 for h in self.hidden_sizes):
-            raise ValueError(f"hidden_sizes must be positive integers, got {self.hidden_sizes}")
+        for i, width in enumerate(self.hidden_sizes):
+            check_positive_int(f"hidden_sizes[{i}]", width)
         if self.output_activation not in OUTPUT_ACTIVATIONS:
             raise ValueError(
                 f"output_activation must be one of {sorted(OUTPUT_ACTIVATIONS)}, "

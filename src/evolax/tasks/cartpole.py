@@ -10,6 +10,7 @@ from jaxtyping import Array, Float, Int
 
 from evolax.tasks.base import Task
 from evolax.types import Done, PRNGKey, Reward
+from evolax.validation import check_positive_int
 
 GRAVITY = 9.82
 CART_MASS = 0.5
@@ -94,12 +95,7 @@ class CartPoleSwingUp(Task):
     action_shape: tuple[int, ...] = eqx.field(static=True, default=(1,), init=False)
 
     def __check_init__(self):
-        if (
-            isinstance(self.max_steps, bool)
-            or not isinstance(self.max_steps, int)
-            or self.max_steps <= 0
-        ):
-            raise ValueError(f"max_steps must be a positive integer, got {self.max_steps!r}")
+        check_positive_int("max_steps", self.max_steps)
 
     def initial_physics(self, key: PRNGKey) -> Float[Array, "4"]:
         """Sample the initial ``[x, x_dot, theta, theta_dot]``."""

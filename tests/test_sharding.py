@@ -1,0 +1,57 @@
+"""Population sharding: same results on 1, 2 and 4 devices; the population really is split."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
+from evolax.sharding import population_mesh, request_cpu_devices
+
+
+def test_four_fake_devices_agree_and_split_the_population():
+    script = Path(__file__).with_name("sharding_script.py")
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["n_devices"] == 4
+    for n in ("2", "4"):
+        np.testing.assert_allclose(out["history"][n], out["history"]["1"], rtol=1e-4)
+        assert out["obs_count"][n] == out["obs_count"]["1"]
+    assert out["fitness_spec"] == ["pop"]
+    assert out["shard_shapes"] == [[4, 3]] * 4  # 16 individuals x 3 repeats over 4 devices
+    assert "pop_size=18 does not divide evenly over 4 devices" in out["error"]
+    assert "pop_size=16 or 20" in out["error"]
+
+
+def test_one_device_mesh_equals_no_mesh(key):
+    def history(mesh):
+        trainer = Trainer(
+            algorithm=PGPE(pop_size=8),
+            policy=MLP(hidden_sizes=(8,)),
+            task=CartPoleSwingUp(max_steps=30),
+            n_repeats=2,
+            mesh=mesh,
+        )
+        return jax.jit(trainer.run, static_argnums=1)(trainer.init(key), 2)[1]["fitness_mean"]
+
+    np.testing.assert_allclose(
+        history(population_mesh(jax.devices()[:1])), history(None), rtol=1e-5
+    )
+
+
+def test_request_cpu_devices_respects_an_explicit_setting(monkeypatch):
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    assert request_cpu_devices(2)
+    assert os.environ["XLA_FLAGS"] == "--xla_force_host_platform_device_count=2"
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=8 --other")
+    assert not request_cpu_devices(2)
+    assert os.environ["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8 --other"
+    assert not request_cpu_devices(1)
