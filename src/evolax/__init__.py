@@ -1,11 +1,12 @@
 """evolax: hardware-accelerated neuroevolution in JAX."""
 
-from evolax import algorithms, policies, tasks
+from evolax import algorithms, policies, sharding, tasks
 from evolax.algorithms import PGPE, Algorithm
 from evolax.normalize import ObsStats
 from evolax.optim import clipup
 from evolax.policies import MLP, Policy
 from evolax.rollout import EvalInfo, evaluate
+from evolax.runner import TrainResult, train
 from evolax.tasks import CartPoleSwingUp, Task
 from evolax.trainer import Trainer, TrainState
 
@@ -20,11 +21,14 @@ __all__ = [
     "ObsStats",
     "Policy",
     "Task",
+    "TrainResult",
     "TrainState",
     "Trainer",
     "algorithms",
     "clipup",
     "evaluate",
     "policies",
+    "sharding",
     "tasks",
+    "train",
 ]

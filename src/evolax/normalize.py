@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import chex
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+from jaxtyping import Array, Bool, Float
 
 CLIP = 5.0
 MIN_VAR = 1e-12
@@ -62,3 +62,19 @@ class ObsStats:
         mean = jnp.where(n > 0, self.mean + delta * (n / safe_total), self.mean)
         m2 = self.m2 + jnp.maximum(batch_m2, 0.0) + delta**2 * (self.count * n / safe_total)
         return ObsStats(count=total, mean=mean, m2=m2)
+
+
+def shifted_sums(
+    obs: Float[Array, "..."], mask: Bool[Array, "..."], pivot: Float[Array, "..."]
+) -> tuple[Float[Array, ""], Float[Array, "..."], Float[Array, "..."]]:
+    """``(n, sum(obs - pivot), sum((obs - pivot)^2))`` over the observations where ``mask``.
+
+    ``obs`` has shape ``mask.shape + obs_shape`` and ``pivot`` has shape ``obs_shape``; the
+    result feeds :meth:`ObsStats.merge`.
+    """
+    axes = tuple(range(mask.ndim))
+    weight = mask.reshape(mask.shape + (1,) * (obs.ndim - mask.ndim)).astype(obs.dtype)
+    centred = obs - jnp.broadcast_to(pivot, obs.shape)
+    deviation = centred * jnp.broadcast_to(weight, obs.shape)
+    count = jnp.sum(mask).astype(obs.dtype)
+    return count, jnp.sum(deviation, axis=axes), jnp.sum(deviation * centred, axis=axes)

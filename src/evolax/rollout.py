@@ -7,11 +7,11 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from evolax.normalize import ObsStats
+from evolax.normalize import ObsStats, shifted_sums
 from evolax.policies.base import Policy
 from evolax.tasks.base import Task
 from evolax.types import Fitness, Population, PRNGKey
-from evolax.validation import check_positive_int
+from evolax.validation import check_positive_int, population_size
 
 
 @chex.dataclass(frozen=True)
@@ -28,15 +28,6 @@ class EvalInfo:
     returns: Float[Array, "pop repeats"]
     lengths: Int[Array, "pop repeats"]
     obs_stats: ObsStats | None = None
-
-
-def _pop_size(population: Population) -> int:
-    sizes = {jnp.shape(leaf)[0] if jnp.ndim(leaf) else None for leaf in jax.tree.leaves(population)}
-    if len(sizes) != 1 or None in sizes:
-        raise ValueError(
-            f"population leaves must share one leading pop axis, got leading sizes {sizes}"
-        )
-    return sizes.pop()
 
 
 def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGKey) -> None:
@@ -95,7 +86,7 @@ def evaluate(
         ``fitness`` (``f32[pop]``) and an :class:`EvalInfo`.
     """
     check_positive_int("n_repeats", n_repeats)
-    pop_size = _pop_size(population)
+    pop_size = population_size(population)
     _check_shapes(policy, task, population, key)
 
     episode_keys = jax.vmap(lambda k: jax.random.split(k, 3))(jax.random.split(key, n_repeats))
@@ -106,20 +97,12 @@ def evaluate(
     # Inner vmap: repeats sharing one individual's params; outer vmap: the population.
     act = jax.vmap(jax.vmap(policy.apply, in_axes=(None, 0, 0, 0)), in_axes=(0, 0, 0, None))
     step = jax.vmap(jax.vmap(task.step), in_axes=(0, 0, None))
-    obs_axes = (0, 1)
 
     def body(carry):
         t, task_state, policy_state, returns, lengths, alive, sums = carry
         obs = task_state.obs
         if obs_stats is not None:
-            weight = alive.reshape(alive.shape + (1,) * (obs.ndim - 2)).astype(obs.dtype)
-            centred = obs - jnp.broadcast_to(pivot, obs.shape)
-            deviation = centred * jnp.broadcast_to(weight, obs.shape)
-            sums = (
-                sums[0] + jnp.sum(alive),
-                sums[1] + jnp.sum(deviation, axis=obs_axes),
-                sums[2] + jnp.sum(deviation * centred, axis=obs_axes),
-            )
+            sums = jax.tree.map(jnp.add, sums, shifted_sums(obs, alive, pivot))
             obs = obs_stats.normalize(obs)
         step_key = jax.vmap(jax.random.fold_in, in_axes=(0, None))(step_keys, t)
         keys = jax.vmap(jax.random.split)(step_key)
@@ -135,18 +118,19 @@ def evaluate(
         return (t < task.max_steps) & jnp.any(alive)
 
     shape = (pop_size, n_repeats)
+    alive0 = jnp.ones(shape, bool)
     if obs_stats is None:
         sums = ()
     else:
         pivot = obs_stats.pivot(task_state.obs[0, 0])
-        sums = (jnp.zeros([]), jnp.zeros_like(obs_stats.mean), jnp.zeros_like(obs_stats.mean))
+        sums = jax.tree.map(jnp.zeros_like, shifted_sums(task_state.obs, alive0, pivot))
     carry = (
         jnp.zeros([], jnp.int32),
         task_state,
         policy_state,
         jnp.zeros(shape, jnp.float32),
         jnp.zeros(shape, jnp.int32),
-        jnp.ones(shape, bool),
+        alive0,
         sums,
     )
     _, _, _, returns, lengths, _, sums = jax.lax.while_loop(cond, body, carry)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import jax
+import numpy as np
+
 
 def check_positive_int(name: str, value: object) -> None:
     """Raise unless ``value`` is a positive ``int`` (``bool`` is not accepted)."""
@@ -13,3 +16,13 @@ def check_positive(name: str, value: object) -> None:
     """Raise unless ``value`` is a positive number; traced arrays (under ``vmap``) pass through."""
     if isinstance(value, (int, float)) and not value > 0:
         raise ValueError(f"{name} must be positive, got {value!r}")
+
+
+def population_size(population: object) -> int:
+    """The leading axis shared by every leaf of a population pytree; raise if they disagree."""
+    sizes = {np.shape(leaf)[0] if np.ndim(leaf) else None for leaf in jax.tree.leaves(population)}
+    if len(sizes) != 1 or None in sizes:
+        raise ValueError(
+            f"population leaves must share one leading pop axis, got leading sizes {sizes}"
+        )
+    return sizes.pop()

@@ -11,6 +11,7 @@ from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, Float
 
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
+from evolax.validation import population_size
 
 
 class Algorithm(eqx.Module):
@@ -49,10 +50,7 @@ def check_fitness(fitness: Fitness, pop_size: int) -> Float[Array, " pop"]:
 
 def flatten_population(population: Population) -> Float[Array, "pop dim"]:
     """Flatten a population pytree into a ``f32[pop, D]`` matrix (row order = leaf order)."""
-    leaves = jax.tree.leaves(population)
-    sizes = {leaf.shape[0] for leaf in leaves}
-    if len(sizes) != 1:
-        raise ValueError(f"population leaves must share one leading pop axis, got sizes {sizes}")
+    population_size(population)
     return jax.vmap(lambda x: ravel_pytree(x)[0])(population)
 
 

@@ -56,13 +56,15 @@ class PGPE(Algorithm):
     """
 
     pop_size: int = eqx.field(static=True)
-    optimizer: optax.GradientTransformation = eqx.field(static=True, default=None)
+    optimizer: optax.GradientTransformation = eqx.field(
+        static=True, default_factory=lambda: optax.adam(0.05)
+    )
     init_std: float = 0.1
     std_lr: float = 0.1
     std_max_change: float = 0.2
     center_rank: bool = eqx.field(static=True, default=True)
 
-    def __post_init__(self):
+    def __check_init__(self):
         check_positive_int("pop_size", self.pop_size)
         if self.pop_size % 2:
             raise ValueError(
@@ -74,8 +76,6 @@ class PGPE(Algorithm):
             raise ValueError(f"std_max_change must be in (0, 1), got {self.std_max_change}")
         if isinstance(self.std_lr, (int, float)) and self.std_lr < 0:
             raise ValueError(f"std_lr must be >= 0, got {self.std_lr}")
-        if self.optimizer is None:
-            object.__setattr__(self, "optimizer", optax.adam(0.05))
 
     def init(self, key: PRNGKey, x0: Params) -> PGPEState:
         del key
