@@ -1,97 +1,111 @@
-"""The `evolax` command, run as a new user would: a subprocess and a fresh run folder."""
+"""The `evolax` command, run as a new user would: subprocesses and fresh run folders."""
 
 import json
 import subprocess
 import sys
 
 import pytest
+from PIL import Image
+
+SMALL = [
+    "--pop-size", "8", "--n-repeats", "2", "--max-steps", "50", "--hidden-sizes", "8",
+    "--log-interval", "2", "--test-interval", "3", "--checkpoint-interval", "2",
+    "--test-episodes", "4", "--no-progress",
+]  # fmt: skip
 
 
 def evolax(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "evolax.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    command = [sys.executable, "-m", "evolax.cli", *map(str, args)]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
-def test_train_cartpole_writes_metrics_and_summary(tmp_path):
-    run_dir = tmp_path / "run"
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One short hard cart-pole run shared by the tests of the other commands."""
+    cwd = tmp_path_factory.mktemp("cli")
+    run_dir = cwd / "run"
     result = evolax(
-        "train",
-        "cartpole",
-        "--hard",
-        "--pop-size",
-        "8",
-        "--n-repeats",
-        "2",
-        "--max-steps",
-        "50",
-        "--hidden-sizes",
-        "8",
-        "--generations",
-        "6",
-        "--log-interval",
-        "2",
-        "--test-interval",
-        "3",
-        "--test-episodes",
-        "4",
-        "--run-dir",
-        str(run_dir),
-        "--no-progress",
-        cwd=tmp_path,
-    )
+        "train", "--config", "cartpole_hard", *SMALL, "--generations", "6", "--tensorboard",
+        "--run-dir", run_dir, cwd=cwd,
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
+    return run_dir, result
+
+
+def test_train_writes_config_metrics_summary_and_checkpoints(run):
+    run_dir, result = run
     assert "final test score" in result.stdout
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     train_rows = [r for r in rows if r["kind"] == "train"]
     test_rows = [r for r in rows if r["kind"] == "test"]
+    chunk_rows = [r for r in rows if r["kind"] == "chunk"]
     assert [r["generation"] for r in train_rows] == [1, 2, 3, 4, 5, 6]
     assert [r["generation"] for r in test_rows] == [3, 6]
+    assert [r["generations"] for r in chunk_rows] == [2, 1, 1, 2]  # cut at tests/checkpoints
+    assert chunk_rows[0]["compile_s"] > 0 and chunk_rows[-1]["compile_s"] < 0.5  # compiled once
+    assert all(r["env_steps_per_s"] > 0 for r in chunk_rows)
     assert all(r["fitness_min"] <= r["fitness_mean"] <= r["fitness_max"] for r in train_rows)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["generations"] == 6
     assert summary["final_test_mean"] == test_rows[-1]["test_mean"]
+    assert summary["compile_s"] > 0 and summary["run_s"] > 0
     config = json.loads((run_dir / "config.json").read_text())
-    assert config["hard"] is True and config["pop_size"] == 8
+    assert config["hard"] is True and config["seed"] == 42  # from the preset
+    assert config["pop_size"] == 8 and config["preset"] == "cartpole_hard"  # a flag overrides
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["2", "4", "6"]
+    assert len(list((run_dir / "best").iterdir())) == 1
+    assert list((run_dir / "tensorboard").glob("events.out.tfevents.*"))
 
 
-def test_default_run_dir_is_under_runs(tmp_path):
-    result = evolax(
-        "train",
-        "cartpole",
-        "--pop-size",
-        "4",
-        "--n-repeats",
-        "1",
-        "--max-steps",
-        "10",
-        "--generations",
-        "1",
-        "--test-episodes",
-        "2",
-        "--no-progress",
-        cwd=tmp_path,
-    )
+def test_eval_scores_the_saved_solution(run):
+    run_dir, _ = run
+    result = evolax("eval", run_dir, "--episodes", "3", cwd=run_dir.parent)
     assert result.returncode == 0, result.stderr
+    assert "over 3 episodes" in result.stdout and "best solution" in result.stdout
+    latest = evolax("eval", run_dir, "--checkpoint", "latest", "--episodes", "3", cwd=run_dir)
+    assert "generation 6" in latest.stdout
+
+
+def test_plot_and_render_write_pictures(run):
+    run_dir, _ = run
+    plot = evolax("plot", run_dir, cwd=run_dir.parent)
+    assert plot.returncode == 0, plot.stderr
+    with Image.open(run_dir / "learning_curves.png") as image:
+        assert image.size[0] > 600
+    gif = run_dir.parent / "episode.gif"
+    render = evolax("render", run_dir, "--out", gif, cwd=run_dir.parent)
+    assert render.returncode == 0, render.stderr
+    with Image.open(gif) as image:
+        assert image.n_frames > 1 and image.size == (600, 400)
+
+
+def test_default_run_dir_and_refusal_to_overwrite(tmp_path):
+    args = ["train", "cartpole", *SMALL, "--generations", "1"]
+    assert evolax(*args, cwd=tmp_path).returncode == 0
     (run,) = (tmp_path / "runs").iterdir()
-    assert run.name.startswith("cartpole-pgpe-seed0-") and (run / "summary.json").exists()
+    assert run.name.startswith("cartpole-pgpe-seed42-") and (run / "summary.json").exists()
+    again = evolax(*args, "--run-dir", run, cwd=tmp_path)
+    assert again.returncode == 2 and "already holds a run" in again.stderr
+
+
+def test_configs_lists_presets(tmp_path):
+    result = evolax("configs", cwd=tmp_path)
+    assert "cartpole_easy:" in result.stdout and "cartpole_hard:" in result.stdout
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--pop-size", "7"], "pop_size must be even"),
-        (["--pop-size", "0"], "must be a positive integer"),
-        (["--init-std", "-1"], "init_std must be positive"),
-        (["--hidden-sizes", "64,x"], "comma-separated integers"),
+        (["train", "cartpole", "--pop-size", "7"], "pop_size must be even"),
+        (["train", "cartpole", "--pop-size", "0"], "must be a positive integer"),
+        (["train", "cartpole", "--init-std", "-1"], "init_std must be positive"),
+        (["train", "cartpole", "--hidden-sizes", "64,x"], "comma-separated integers"),
+        (["eval", "nowhere"], "not an evolax run folder"),
+        (["plot", "nowhere"], "no metrics file at"),
     ],
 )
-def test_bad_arguments_exit_with_a_clear_message(tmp_path, args, message):
-    result = evolax("train", "cartpole", "--generations", "1", *args, cwd=tmp_path)
+def test_bad_input_exits_with_a_clear_message(tmp_path, args, message):
+    result = evolax(*args, cwd=tmp_path)
     assert result.returncode == 2
     assert message in result.stderr
 

@@ -1,52 +1,21 @@
-"""The ``evolax`` command line."""
+"""The ``evolax`` command line: train, eval, plot, render, configs."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-
-import jax
-import optax
-from jax.sharding import Mesh
+from typing import Any
 
 from evolax import __version__
-from evolax.algorithms import PGPE, Algorithm
-from evolax.optim import clipup
-from evolax.policies import MLP
-from evolax.runner import train
-from evolax.sharding import check_divisible, population_mesh, request_cpu_devices
-from evolax.tasks import CartPoleSwingUp, Task
-from evolax.trainer import Trainer
+from evolax.config import ALGORITHMS, DEFAULTS, OPTIMIZERS, PRESETS, TASKS, build_trainer, resolve
+from evolax.sharding import request_cpu_devices
 
-
-def _cartpole(args: argparse.Namespace) -> Task:
-    return CartPoleSwingUp(hard=args.hard, max_steps=args.max_steps)
-
-
-TASKS: dict[str, Callable[[argparse.Namespace], Task]] = {"cartpole": _cartpole}
-
-OPTIMIZERS: dict[str, Callable[[float], optax.GradientTransformation]] = {
-    "adam": lambda lr: optax.adam(lr),
-    "sgd": lambda lr: optax.sgd(lr),
-    "clipup": lambda lr: clipup(lr, max_speed=2 * lr),
-}
-
-
-def _pgpe(args: argparse.Namespace) -> Algorithm:
-    return PGPE(
-        pop_size=args.pop_size,
-        optimizer=OPTIMIZERS[args.optimizer](args.center_lr),
-        init_std=args.init_std,
-        std_lr=args.std_lr,
-        std_max_change=args.std_max_change,
-    )
-
-
-ALGORITHMS: dict[str, Callable[[argparse.Namespace], Algorithm]] = {"pgpe": _pgpe}
+EVAL_STREAM = 2  # key stream of `evolax eval` / `render` episodes (training uses 0, tests 1)
 
 
 def _positive_int(text: str) -> int:
@@ -56,9 +25,9 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _sizes(text: str) -> tuple[int, ...]:
+def _sizes(text: str) -> list[int]:
     try:
-        sizes = tuple(int(s) for s in text.split(",") if s.strip())
+        sizes = [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated integers, got {text!r}"
@@ -68,6 +37,31 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
+# Flags that override configuration keys; their defaults are None ("not given").
+_CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
+    ("--hard", {"action": "store_const", "const": True, "help": "cart-pole: hard initial states"}),
+    ("--max-steps", {"type": _positive_int, "help": "episode length limit"}),
+    ("--algo", {"choices": sorted(ALGORITHMS), "help": "algorithm"}),
+    ("--pop-size", {"type": _positive_int, "help": "population size"}),
+    ("--optimizer", {"choices": sorted(OPTIMIZERS), "help": "centre optimizer"}),
+    ("--center-lr", {"type": float, "help": "centre learning rate"}),
+    ("--std-lr", {"type": float, "help": "standard-deviation learning rate"}),
+    ("--init-std", {"type": float, "help": "initial standard deviation"}),
+    ("--std-max-change", {"type": float, "help": "bound on the relative std change"}),
+    ("--hidden-sizes", {"type": _sizes, "help": "MLP widths, e.g. 64,64"}),
+    ("--n-repeats", {"type": _positive_int, "help": "episodes per individual"}),
+    ("--normalize-obs", {"action": "store_const", "const": True, "help": "normalise obs"}),
+    ("--generations", {"type": _positive_int, "help": "generation to train up to"}),
+    ("--seed", {"type": int, "help": "random seed"}),
+    ("--log-interval", {"type": _positive_int, "help": "generations per compiled chunk"}),
+    ("--test-interval", {"type": _positive_int, "help": "generations between tests"}),
+    ("--test-episodes", {"type": _positive_int, "help": "episodes per test"}),
+    ("--checkpoint-interval", {"type": _positive_int, "help": "generations between checkpoints"}),
+    ("--keep-checkpoints", {"type": _positive_int, "help": "recent checkpoints to keep"}),
+]
+_RESUMABLE = {"generations"}  # the only configuration a resumed run may change
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evolax", description="Neuroevolution in JAX.")
     parser.add_argument("--version", action="version", version=f"evolax {__version__}")
@@ -75,91 +69,59 @@ def _parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser(
         "train",
-        help="train a policy on a task",
-        description="Train a policy; defaults are EvoJAX's cart-pole benchmark configuration.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        help="train a policy (or resume a run)",
+        description="Train a policy. Settings come from DEFAULTS, then the preset (--config, "
+        "or the task's default preset), then the flags given. Run `evolax configs` to list them.",
     )
-    p.add_argument("task", choices=sorted(TASKS), help="task to train on")
-    p.add_argument("--hard", action="store_true", help="cart-pole: hard initial states")
-    p.add_argument("--max-steps", type=_positive_int, default=1000, help="episode length limit")
-    p.add_argument("--algo", choices=sorted(ALGORITHMS), default="pgpe", help="algorithm")
-    p.add_argument("--pop-size", type=_positive_int, default=64, help="population size")
-    p.add_argument(
-        "--optimizer", choices=sorted(OPTIMIZERS), default="adam", help="centre optimizer"
-    )
-    p.add_argument("--center-lr", type=float, default=0.05, help="centre learning rate")
-    p.add_argument("--std-lr", type=float, default=0.1, help="standard-deviation learning rate")
-    p.add_argument("--init-std", type=float, default=0.1, help="initial standard deviation")
-    p.add_argument("--std-max-change", type=float, default=0.2, help="bound on relative std change")
-    p.add_argument("--hidden-sizes", type=_sizes, default=(64, 64), help="MLP widths, e.g. 64,64")
-    p.add_argument("--n-repeats", type=_positive_int, default=16, help="episodes per individual")
-    p.add_argument("--normalize-obs", action="store_true", help="running observation normalisation")
-    p.add_argument("--generations", type=_positive_int, default=1000, help="generations to train")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("--log-interval", type=_positive_int, default=10, help="generations per chunk")
-    p.add_argument("--test-interval", type=_positive_int, default=100, help="generations per test")
-    p.add_argument("--test-episodes", type=_positive_int, default=100, help="episodes per test")
-    p.add_argument("--run-dir", type=Path, default=None, help="output folder (default runs/NAME)")
+    p.add_argument("task", nargs="?", choices=sorted(TASKS), help="task (default: the preset's)")
+    p.add_argument("--config", choices=sorted(PRESETS), help="named preset")
+    p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR")
+    for flag, kwargs in _CONFIG_FLAGS:
+        p.add_argument(flag, default=None, **kwargs)
+    p.add_argument("--run-dir", type=Path, help="output folder (default: runs/NAME-TIME)")
     p.add_argument(
         "--devices",
         type=_positive_int,
-        default=None,
         help="devices to split the population over (default: as many as divide the population; "
         "on CPU there is one device per core)",
     )
+    p.add_argument("--tensorboard", action="store_true", help="also write TensorBoard events")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    for name, help_text in [
+        ("eval", "score a run's saved solution on test episodes"),
+        ("render", "write a GIF of a run's saved solution acting"),
+    ]:
+        p = commands.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+        p.add_argument(
+            "--checkpoint", choices=["best", "latest"], default="best", help="which solution"
+        )
+        p.add_argument("--seed", type=int, default=0, help="seed of the episodes")
+        if name == "eval":
+            p.add_argument("--episodes", type=_positive_int, default=100, help="test episodes")
+        else:
+            p.add_argument("--out", type=Path, help="GIF path (default: RUN_DIR/episode.gif)")
+
+    p = commands.add_parser("plot", help="write a run's learning curves as a PNG")
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    p.add_argument("--out", type=Path, help="PNG path (default: RUN_DIR/learning_curves.png)")
+
+    commands.add_parser("configs", help="list the named presets")
     return parser
 
 
-def _train(args: argparse.Namespace) -> int:
-    name = f"{args.task}{'-hard' if args.hard else ''}-{args.algo}-seed{args.seed}"
-    run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    config = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(args).items()}
-    config["run_dir"] = str(run_dir)
-    try:
-        mesh = _mesh(args.devices, args.pop_size)
-        trainer = Trainer(
-            algorithm=ALGORITHMS[args.algo](args),
-            policy=MLP(hidden_sizes=args.hidden_sizes, output_activation="tanh"),
-            task=TASKS[args.task](args),
-            n_repeats=args.n_repeats,
-            normalize_obs=args.normalize_obs,
-            mesh=mesh,
-        )
-    except ValueError as error:
-        print(f"evolax train: error: {error}", file=sys.stderr)
-        return 2
-    config["devices"] = mesh.size
-    platform = mesh.devices.flat[0].platform
-    print(
-        f"evolax {__version__}: training {name} for {args.generations} generations "
-        f"on {mesh.size} {platform} device(s) -> {run_dir}"
-    )
-    result = train(
-        trainer,
-        args.generations,
-        seed=args.seed,
-        log_interval=args.log_interval,
-        test_interval=args.test_interval,
-        n_test_episodes=args.test_episodes,
-        run_dir=run_dir,
-        config=config,
-        progress=not args.no_progress,
-    )
-    s = result.summary
-    print(
-        f"done: {s['generations']} generations in {s['wall_time_s']:.1f} s "
-        f"({s['generations_per_s']:.2f} gen/s, {s['env_steps_per_s']:.3g} env steps/s)\n"
-        f"final test score {s['final_test_mean']:.1f} +- {s['final_test_std']:.1f} "
-        f"over {args.test_episodes} episodes; best {s['best_test_mean']:.1f} "
-        f"at generation {s['best_test_generation']}\n"
-        f"metrics: {run_dir / 'metrics.jsonl'}  summary: {run_dir / 'summary.json'}"
-    )
-    return 0
+def _fail(command: str, error: Exception) -> int:
+    print(f"evolax {command}: error: {error}", file=sys.stderr)
+    return 2
 
 
-def _mesh(devices: int | None, pop_size: int) -> Mesh:
+def _mesh(devices: int | None, pop_size: int):
     """A population mesh over ``devices`` devices; by default the most that divide ``pop_size``."""
+    import jax
+
+    from evolax.sharding import check_divisible, population_mesh
+
     available = jax.devices()
     if devices is not None:
         if devices > len(available):
@@ -171,15 +133,177 @@ def _mesh(devices: int | None, pop_size: int) -> Mesh:
     return population_mesh(available[:count])
 
 
+def _read_config(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "config.json"
+    if not path.exists():
+        raise ValueError(f"{run_dir} is not an evolax run folder (no config.json)")
+    return json.loads(path.read_text())
+
+
+def _train(args: argparse.Namespace) -> int:
+    from evolax.runner import train
+
+    overrides = {
+        flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
+        for flag, _ in _CONFIG_FLAGS
+    }
+    try:
+        if args.resume is not None:
+            changed = sorted(
+                k for k, v in overrides.items() if v is not None and k not in _RESUMABLE
+            )
+            if changed or args.task or args.config or args.run_dir:
+                raise ValueError(
+                    f"--resume continues a run as configured; only --generations may change "
+                    f"(got {changed or 'a task, --config or --run-dir'})"
+                )
+            config = _read_config(args.resume)
+            if overrides["generations"] is not None:
+                config["generations"] = overrides["generations"]
+            run_dir = args.resume
+        else:
+            config = resolve(args.config, {**overrides, "task": args.task})
+            name = f"{args.config or config['task'] + ('-hard' if config['hard'] else '')}"
+            name = f"{name}-{config['algo']}-seed{config['seed']}"
+            run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        mesh = _mesh(args.devices, config["pop_size"])
+        trainer = build_trainer(config, mesh)
+    except ValueError as error:
+        return _fail("train", error)
+    config["devices"] = mesh.size
+    print(
+        f"evolax {__version__}: {'resuming' if args.resume else 'training'} "
+        f"{config['task']} up to generation {config['generations']} "
+        f"on {mesh.size} {mesh.devices.flat[0].platform} device(s) -> {run_dir}"
+    )
+    try:
+        result = train(
+            trainer,
+            config["generations"],
+            seed=config["seed"],
+            log_interval=config["log_interval"],
+            test_interval=config["test_interval"],
+            n_test_episodes=config["test_episodes"],
+            run_dir=run_dir,
+            config=config,
+            progress=not args.no_progress,
+            checkpoint_interval=config["checkpoint_interval"],
+            keep_checkpoints=config["keep_checkpoints"],
+            resume=args.resume is not None,
+            tensorboard=args.tensorboard,
+        )
+    except (ValueError, ImportError) as error:
+        return _fail("train", error)
+    s = result.summary
+    print(
+        f"done: generation {s['generations']} after {s['total_wall_time_s']:.1f} s "
+        f"({s['generations_per_s']:.2f} gen/s; this session: compile {s['compile_s']:.1f} s, "
+        f"run {s['run_s']:.1f} s, tests {s['test_s']:.1f} s, checkpoints "
+        f"{s['checkpoint_s']:.1f} s; {s['env_steps_per_s']:.3g} env steps/s)\n"
+        f"final test score {s['final_test_mean']:.1f} +- {s['final_test_std']:.1f} over "
+        f"{config['test_episodes']} episodes; best {s['best_test_mean']:.1f}\n"
+        f"run folder: {run_dir} (metrics.jsonl, summary.json, checkpoints/, best/)"
+    )
+    return 0
+
+
+def _load_solution(run_dir: Path, which: str):
+    """The run's trainer and its restored state (the best checkpoint, or the latest)."""
+    from evolax.checkpoint import BEST, LATEST, CheckpointStore
+    from evolax.runner import initial_state
+
+    config = _read_config(run_dir)
+    trainer = build_trainer(config)
+    store = CheckpointStore(
+        run_dir, keep=config.get("keep_checkpoints", DEFAULTS["keep_checkpoints"])
+    )
+    try:
+        target = BEST if which == "best" and store.steps(BEST) else LATEST
+        state, _ = store.restore(like=initial_state(trainer, config["seed"]), which=target)
+    finally:
+        store.close()
+    return config, trainer, state
+
+
+def _eval(args: argparse.Namespace) -> int:
+    import jax
+    import numpy as np
+
+    from evolax.checkpoint import CheckpointError
+
+    try:
+        config, trainer, state = _load_solution(args.run_dir, args.checkpoint)
+    except (ValueError, CheckpointError) as error:
+        return _fail("eval", error)
+    key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
+    scores = np.asarray(jax.jit(trainer.test, static_argnums=2)(state, key, args.episodes))
+    print(
+        f"{config['task']} ({args.checkpoint} solution, generation {int(state.generation)}): "
+        f"mean {scores.mean():.2f} +- {scores.std():.2f}, min {scores.min():.2f}, "
+        f"max {scores.max():.2f} over {args.episodes} episodes"
+    )
+    return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    import jax
+
+    from evolax.checkpoint import CheckpointError
+    from evolax.render import render_episode
+
+    try:
+        _, trainer, state = _load_solution(args.run_dir, args.checkpoint)
+    except (ValueError, CheckpointError) as error:
+        return _fail("render", error)
+    out = args.out or args.run_dir / "episode.gif"
+    params = trainer.algorithm.best(state.algo_state)
+    stats = state.obs_stats if trainer.normalize_obs else None
+    key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
+    task = trainer.test_task or trainer.task
+    try:
+        frames, episode_return = render_episode(
+            trainer.policy, task, params, key, out, obs_stats=stats
+        )
+    except NotImplementedError as error:
+        return _fail("render", error)
+    print(f"wrote {out}: {frames} frames, episode return {episode_return:.1f}")
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from evolax.render import plot_learning_curves
+
+    out = args.out or args.run_dir / "learning_curves.png"
+    try:
+        plot_learning_curves(args.run_dir / "metrics.jsonl", out)
+    except (FileNotFoundError, ValueError) as error:
+        return _fail("plot", error)
+    print(f"wrote {out}")
+    return 0
+
+
+def _configs(args: argparse.Namespace) -> int:
+    del args
+    for name, preset in PRESETS.items():
+        settings = ", ".join(f"{k}={v}" for k, v in preset.items())
+        print(f"{name}: {settings}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evolax`` command."""
     # One XLA CPU device per core, so that the population can be split across cores (JAX has
     # not initialised its backends yet; an explicit device count in XLA_FLAGS wins).
     request_cpu_devices(os.cpu_count() or 1)
     args = _parser().parse_args(argv)
-    if args.command == "train":
-        return _train(args)
-    raise AssertionError(args.command)
+    commands = {
+        "train": _train,
+        "eval": _eval,
+        "render": _render,
+        "plot": _plot,
+        "configs": _configs,
+    }
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":

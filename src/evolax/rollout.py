@@ -48,6 +48,18 @@ def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGK
         )
 
 
+def episode_keys(key: PRNGKey, n_repeats: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The keys of ``evaluate``'s ``n_repeats`` episodes: task reset, policy reset, steps."""
+    keys = jax.vmap(lambda k: jax.random.split(k, 3))(jax.random.split(key, n_repeats))
+    return keys[:, 0], keys[:, 1], keys[:, 2]
+
+
+def step_keys(episode_step_key: PRNGKey, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The policy key and the task key of step ``t`` of an episode."""
+    keys = jax.random.split(jax.random.fold_in(episode_step_key, t))
+    return keys[0], keys[1]
+
+
 def _broadcast(tree, n: int):
     return jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *jnp.shape(x))), tree)
 
@@ -89,8 +101,7 @@ def evaluate(
     pop_size = population_size(population)
     _check_shapes(policy, task, population, key)
 
-    episode_keys = jax.vmap(lambda k: jax.random.split(k, 3))(jax.random.split(key, n_repeats))
-    reset_keys, policy_keys, step_keys = episode_keys[:, 0], episode_keys[:, 1], episode_keys[:, 2]
+    reset_keys, policy_keys, episode_step_keys = episode_keys(key, n_repeats)
     task_state = _broadcast(jax.vmap(task.reset)(reset_keys), pop_size)
     policy_state = _broadcast(jax.vmap(policy.reset)(policy_keys), pop_size)
 
@@ -104,10 +115,9 @@ def evaluate(
         if obs_stats is not None:
             sums = jax.tree.map(jnp.add, sums, shifted_sums(obs, alive, pivot))
             obs = obs_stats.normalize(obs)
-        step_key = jax.vmap(jax.random.fold_in, in_axes=(0, None))(step_keys, t)
-        keys = jax.vmap(jax.random.split)(step_key)
-        action, policy_state = act(population, obs, policy_state, keys[:, 0])
-        task_state, reward, done = step(task_state, action, keys[:, 1])
+        policy_keys, task_keys = jax.vmap(step_keys, in_axes=(0, None))(episode_step_keys, t)
+        action, policy_state = act(population, obs, policy_state, policy_keys)
+        task_state, reward, done = step(task_state, action, task_keys)
         returns = returns + jnp.where(alive, reward, 0.0)
         lengths = lengths + alive
         alive = alive & ~done

@@ -1,21 +1,29 @@
-"""Host-side training driver: compiled chunks of generations, periodic tests, metrics on disk."""
+"""Host-side training driver: compiled chunks, tests, metrics, profiling and checkpoints."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 import jax
 import numpy as np
-from tqdm.auto import tqdm
 
+from evolax.checkpoint import CheckpointError, CheckpointStore
+from evolax.logging import (
+    JsonLinesSink,
+    ProgressBar,
+    Sink,
+    TensorBoardSink,
+    truncate_rows,
+    write_json_atomic,
+)
 from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
 
 TRAIN_STREAM, TEST_STREAM = 0, 1
+METRICS, SUMMARY, CONFIG = "metrics.jsonl", "summary.json", "config.json"
 
 
 @dataclasses.dataclass
@@ -26,24 +34,34 @@ class TrainResult:
     summary: dict[str, Any]
 
 
-def _floats(tree: dict[str, Any], index: int | None = None) -> dict[str, float]:
-    return {k: float(np.asarray(v)[index] if index is not None else v) for k, v in tree.items()}
+def initial_state(trainer: Trainer, seed: int) -> TrainState:
+    """The state a run with ``seed`` starts from (the training key stream of the seed)."""
+    return trainer.init(jax.random.fold_in(jax.random.key(seed), TRAIN_STREAM))
 
 
-class _JsonLines:
-    """Appends one JSON object per line to ``path`` (or discards them when ``path`` is None)."""
+def held_out_key(seed: int, generation: int) -> jax.Array:
+    """Key of the test at ``generation``: a stream training never draws from."""
+    return jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), TEST_STREAM), generation)
 
-    def __init__(self, path: Path | None):
-        self._file = None if path is None else path.open("a", encoding="utf-8")
 
-    def write(self, row: dict[str, Any]) -> None:
-        if self._file is not None:
-            self._file.write(json.dumps(row) + "\n")
-            self._file.flush()
+class _Chunks:
+    """Ahead-of-time compiled ``Trainer.run`` per chunk length, with compile and run times."""
 
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
+    def __init__(self, trainer: Trainer):
+        self._run = jax.jit(trainer.run, static_argnums=1)
+        self._compiled: dict[int, Any] = {}
+
+    def __call__(self, state: TrainState, n: int) -> tuple[TrainState, dict, float, float]:
+        start = time.perf_counter()
+        if n not in self._compiled:
+            self._compiled[n] = self._run.lower(state, n).compile()
+        compiled = time.perf_counter()
+        state, history = jax.block_until_ready(self._compiled[n](state))
+        return state, jax.device_get(history), compiled - start, time.perf_counter() - compiled
+
+
+def _next_boundary(generation: int, total: int, intervals: tuple[int, ...]) -> int:
+    return min([total] + [(generation // i + 1) * i for i in intervals])
 
 
 def train(
@@ -57,99 +75,161 @@ def train(
     run_dir: str | Path | None = None,
     config: dict[str, Any] | None = None,
     progress: bool = True,
+    checkpoint_interval: int = 100,
+    keep_checkpoints: int = 3,
+    resume: bool = False,
+    tensorboard: bool = False,
 ) -> TrainResult:
-    """Train for ``n_generations``, testing the best solution every ``test_interval``.
+    """Train for ``n_generations``: test, log, profile and checkpoint along the way.
 
-    The generations run as compiled :meth:`Trainer.run` chunks of up to ``log_interval``
-    (cut short at test generations; each distinct chunk length compiles once); between
-    chunks the driver writes metrics, tests the current best on ``n_test_episodes`` held-out
-    episodes (seeds from a stream the training never uses) and updates the progress bar.
+    Generations run as compiled :meth:`Trainer.run` chunks that end at every multiple of
+    ``log_interval``, ``test_interval`` and ``checkpoint_interval``. Between chunks the driver
+    logs a ``train`` row per generation and a ``chunk`` row (compile and run seconds,
+    env steps/s), tests the best solution on ``n_test_episodes`` held-out episodes, and saves
+    checkpoints of the whole :class:`TrainState` (the last ``keep_checkpoints`` and the best by
+    test score). With ``resume``, the run continues from ``run_dir``'s newest good checkpoint
+    and ends exactly as an uninterrupted run with the same seed would. Only process 0 writes.
 
     Args:
         trainer: the composed algorithm, policy and task.
-        n_generations: generations to run, positive.
-        seed: seed of the run (training and test streams are derived from it).
-        log_interval: generations per compiled chunk (and per progress update).
-        test_interval: generations between tests; a final test always runs.
+        n_generations: the generation to train up to, positive.
+        seed: seed of the run (training and test key streams derive from it).
+        log_interval: generations per chunk at most.
+        test_interval: generations between tests; the last generation is always tested.
         n_test_episodes: episodes per test.
-        run_dir: folder for ``config.json``, ``metrics.jsonl`` and ``summary.json`` (none if None).
-        config: the resolved configuration to record in ``config.json``.
-        progress: show a progress bar.
+        run_dir: folder for ``config.json``, ``metrics.jsonl``, ``summary.json``,
+            ``checkpoints/``, ``best/`` (and ``tensorboard/``); ``None`` writes nothing.
+        config: the resolved configuration recorded in ``config.json``.
+        progress: show the console progress bar.
+        checkpoint_interval: generations between checkpoints; the last is always saved.
+        keep_checkpoints: how many recent checkpoints to keep besides the best.
+        resume: continue the run in ``run_dir``.
+        tensorboard: also write TensorBoard event files to ``run_dir/tensorboard``.
     """
     for name, value in [
         ("n_generations", n_generations),
         ("log_interval", log_interval),
         ("test_interval", test_interval),
         ("n_test_episodes", n_test_episodes),
+        ("checkpoint_interval", checkpoint_interval),
+        ("keep_checkpoints", keep_checkpoints),
     ]:
         check_positive_int(name, value)
-
-    root = jax.random.key(seed)
-    state = trainer.init(jax.random.fold_in(root, TRAIN_STREAM))
-    test_root = jax.random.fold_in(root, TEST_STREAM)
-    run_chunk = jax.jit(trainer.run, static_argnums=1)
-    test = jax.jit(trainer.test, static_argnums=2)
-
+    if resume and run_dir is None:
+        raise ValueError("resume needs a run_dir")
+    writer = jax.process_index() == 0
     path = None if run_dir is None else Path(run_dir)
-    if path is not None:
-        path.mkdir(parents=True, exist_ok=True)
-        (path / "config.json").write_text(json.dumps(config or {}, indent=2, sort_keys=True))
-    metrics_log = _JsonLines(None if path is None else path / "metrics.jsonl")
 
-    bar = tqdm(total=n_generations, disable=not progress, unit="gen", dynamic_ncols=True)
-    start = time.perf_counter()
-    tests: list[tuple[int, float]] = []
+    state = initial_state(trainer, seed)
+    best_test, elapsed = -np.inf, 0.0
+    store = None
+    if path is not None:
+        store = CheckpointStore(path, keep=keep_checkpoints)
+        if resume:
+            state, meta = store.restore(like=state)
+            elapsed = meta.get("wall_time", 0.0)
+            best_test = meta.get("best_test_mean", -np.inf)
+            if writer:
+                truncate_rows(path / METRICS, int(state.generation))
+        elif store.steps() or (path / METRICS).exists():
+            raise ValueError(f"{path} already holds a run; resume it or choose another run folder")
+        if writer and (config is not None or not resume):
+            write_json_atomic(path / CONFIG, config or {})
+
+    generation = int(state.generation)
+    sinks: list[Sink] = []
+    if writer:
+        sinks.append(ProgressBar(n_generations, initial=generation, enabled=progress))
+        if path is not None:
+            sinks.append(JsonLinesSink(path / METRICS))
+            if tensorboard:
+                sinks.append(TensorBoardSink(path / "tensorboard"))
+
+    def log(row: dict[str, Any]) -> None:
+        for sink in sinks:
+            sink.write(row)
+
+    chunks = _Chunks(trainer)
+    test = jax.jit(trainer.test, static_argnums=2)
+    timing = {"compile_s": 0.0, "run_s": 0.0, "test_s": 0.0, "checkpoint_s": 0.0, "log_s": 0.0}
+    env_steps_run = 0.0
     last_test: dict[str, float] = {}
-    generation = 0
+    start = time.perf_counter()
     try:
         while generation < n_generations:
-            next_test = (generation // test_interval + 1) * test_interval
-            chunk = min(log_interval, n_generations - generation, next_test - generation)
-            state, history = run_chunk(state, chunk)
-            history = jax.device_get(history)
-            wall = time.perf_counter() - start
-            for i in range(chunk):
-                row = {"kind": "train", "generation": generation + i + 1, **_floats(history, i)}
-                metrics_log.write({**row, "wall_time": wall})
-            generation += chunk
+            intervals = (log_interval, test_interval, checkpoint_interval)
+            n = _next_boundary(generation, n_generations, intervals) - generation
+            state, history, compile_s, run_s = chunks(state, n)
+            timing["compile_s"] += compile_s
+            timing["run_s"] += run_s
+            steps = float(np.sum(history["env_steps"]))
+            env_steps_run += steps
+            wall = elapsed + time.perf_counter() - start
+            tick = time.perf_counter()
+            for i in range(n):
+                row = {k: float(v[i]) for k, v in history.items()}
+                log({"kind": "train", "generation": generation + i + 1, **row, "wall_time": wall})
+            generation += n
+            log(
+                {
+                    "kind": "chunk",
+                    "generation": generation,
+                    "generations": n,
+                    "compile_s": compile_s,
+                    "run_s": run_s,
+                    "env_steps_per_s": steps / run_s,
+                    "wall_time": wall,
+                }
+            )
+            timing["log_s"] += time.perf_counter() - tick
+
+            improved = False
             if generation % test_interval == 0 or generation == n_generations:
-                scores = np.asarray(
-                    test(state, jax.random.fold_in(test_root, generation), n_test_episodes)
-                )
+                tick = time.perf_counter()
+                scores = np.asarray(test(state, held_out_key(seed, generation), n_test_episodes))
                 last_test = {
                     "test_mean": float(scores.mean()),
                     "test_std": float(scores.std()),
                     "test_min": float(scores.min()),
                     "test_max": float(scores.max()),
                 }
-                tests.append((generation, last_test["test_mean"]))
-                metrics_log.write(
-                    {"kind": "test", "generation": generation, **last_test, "wall_time": wall}
-                )
-            bar.update(chunk)
-            bar.set_postfix(
-                best=f"{history['fitness_max'][-1]:.1f}",
-                mean=f"{history['fitness_mean'][-1]:.1f}",
-                test=f"{last_test['test_mean']:.1f}" if last_test else "-",
-            )
+                improved = last_test["test_mean"] > best_test
+                best_test = max(best_test, last_test["test_mean"])
+                timing["test_s"] += time.perf_counter() - tick
+                log({"kind": "test", "generation": generation, **last_test, "wall_time": wall})
+
+            periodic = generation % checkpoint_interval == 0 or generation == n_generations
+            if store is not None and writer and (periodic or improved):
+                tick = time.perf_counter()
+                meta = {
+                    "wall_time": elapsed + time.perf_counter() - start,
+                    "best_test_mean": best_test,
+                    **last_test,
+                }
+                store.save(state, meta, latest=periodic, best=improved)
+                timing["checkpoint_s"] += time.perf_counter() - tick
     finally:
-        bar.close()
-        metrics_log.close()
+        for sink in sinks:
+            sink.close()
+        if store is not None:
+            store.close()
 
     wall = time.perf_counter() - start
-    best_generation, best_test = max(tests, key=lambda t: t[1])
     summary = {
         "generations": generation,
         "wall_time_s": wall,
-        "generations_per_s": generation / wall,
+        "total_wall_time_s": elapsed + wall,
+        **timing,
+        "generations_per_s": generation / (elapsed + wall),
         "env_steps": float(state.env_steps),
-        "env_steps_per_s": float(state.env_steps) / wall,
-        "final_test_mean": last_test["test_mean"],
-        "final_test_std": last_test["test_std"],
-        "best_test_mean": best_test,
-        "best_test_generation": best_generation,
-        "tests": [{"generation": g, "test_mean": m} for g, m in tests],
+        "env_steps_per_s": env_steps_run / max(timing["run_s"], 1e-9),
+        "final_test_mean": last_test.get("test_mean"),
+        "final_test_std": last_test.get("test_std"),
+        "best_test_mean": None if best_test == -np.inf else best_test,
     }
-    if path is not None:
-        (path / "summary.json").write_text(json.dumps(summary, indent=2))
+    if path is not None and writer:
+        write_json_atomic(path / SUMMARY, summary)
     return TrainResult(state=state, summary=summary)
+
+
+__all__ = ["CheckpointError", "TrainResult", "initial_state", "held_out_key", "train"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 
 import equinox as eqx
+import numpy as np
 
 from evolax.types import Done, PRNGKey, Reward
 
@@ -28,3 +29,7 @@ class Task(eqx.Module):
     @abc.abstractmethod
     def step(self, state, action, key: PRNGKey) -> tuple[object, Reward, Done]:
         """Advance one step with ``action`` of shape ``action_shape``."""
+
+    def render(self, state) -> np.ndarray:
+        """Draw one (unbatched) state on the host as a ``uint8[H, W, 3]`` RGB image."""
+        raise NotImplementedError(f"{type(self).__name__} has no renderer")

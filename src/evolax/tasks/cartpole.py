@@ -6,6 +6,7 @@ import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float, Int
 
 from evolax.tasks.base import Task
@@ -20,6 +21,17 @@ FRICTION = 0.1
 FORCE_SCALING = 10.0
 DELTA_T = 0.01
 CART_X_LIMIT = 2.4
+
+# Drawing (pixels): the track's centre (x = 0) is the image's centre column.
+SCREEN_W, SCREEN_H = 600, 400
+PIXELS_PER_METRE = 100.0
+CART_W, CART_H = 60, 30
+CART_Y = 250  # row of the cart's centre (and of the pole's pivot)
+WHEEL_RADIUS = 8
+TRACK_Y = CART_Y + CART_H // 2 + WHEEL_RADIUS
+LIMIT_MARK_HALF_HEIGHT = 12
+POLE_WIDTH = 8
+CART_COLOR, POLE_COLOR, WHEEL_COLOR = (255, 0, 0), (0, 0, 255), (128, 128, 128)
 
 
 @chex.dataclass(frozen=True)
@@ -119,3 +131,50 @@ class CartPoleSwingUp(Task):
         done = (jnp.abs(physics[0]) > CART_X_LIMIT) | (steps >= self.max_steps)
         new_state = CartPoleState(obs=observe(physics), physics=physics, steps=steps)
         return new_state, swing_up_reward(physics), done
+
+    def render(self, state: CartPoleState) -> np.ndarray:
+        """Draw one state as ``uint8[400, 600, 3]``: track, limits, cart, wheels, pole, step.
+
+        The pole points up at ``theta = 0`` and right at ``theta = pi / 2``.
+        """
+        from PIL import Image, ImageDraw
+
+        physics = np.asarray(state.physics, dtype=np.float64)
+        if physics.shape != (4,):
+            raise ValueError(
+                f"render draws one state: physics must have shape (4,), got {physics.shape}"
+            )
+        x, _, theta, _ = physics
+        image = Image.new("RGB", (SCREEN_W, SCREEN_H), (255, 255, 255))
+        draw = ImageDraw.Draw(image)
+        centre = SCREEN_W / 2
+        draw.line([(0, TRACK_Y), (SCREEN_W, TRACK_Y)], fill=(0, 0, 0), width=2)
+        for limit in (-CART_X_LIMIT, CART_X_LIMIT):
+            column = centre + limit * PIXELS_PER_METRE
+            top, bottom = TRACK_Y - LIMIT_MARK_HALF_HEIGHT, TRACK_Y + LIMIT_MARK_HALF_HEIGHT
+            draw.line([(column, top), (column, bottom)], fill=(0, 0, 0), width=3)
+        cart_x = centre + x * PIXELS_PER_METRE
+        draw.rectangle(
+            [cart_x - CART_W / 2, CART_Y - CART_H / 2, cart_x + CART_W / 2, CART_Y + CART_H / 2],
+            fill=CART_COLOR,
+            outline=(0, 0, 0),
+        )
+        wheel_y = CART_Y + CART_H / 2
+        for wheel_x in (cart_x - CART_W / 3, cart_x + CART_W / 3):
+            draw.ellipse(
+                [
+                    wheel_x - WHEEL_RADIUS,
+                    wheel_y - WHEEL_RADIUS,
+                    wheel_x + WHEEL_RADIUS,
+                    wheel_y + WHEEL_RADIUS,
+                ],
+                fill=WHEEL_COLOR,
+                outline=(0, 0, 0),
+            )
+        pole = POLE_LENGTH * PIXELS_PER_METRE
+        # In these equations a positive theta leans the pole towards -x (pushing the cart right
+        # increases theta), so the tip is drawn at x - L sin(theta), unlike EvoJAX's renderer.
+        tip = (cart_x - pole * np.sin(theta), CART_Y - pole * np.cos(theta))
+        draw.line([(cart_x, CART_Y), tip], fill=POLE_COLOR, width=POLE_WIDTH)
+        draw.text((10, 10), f"t = {int(np.asarray(state.steps))}", fill=(0, 0, 0))
+        return np.asarray(image, dtype=np.uint8)

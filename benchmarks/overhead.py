@@ -1,0 +1,64 @@
+"""What logging and checkpointing cost: the same cart-pole run with and without them.
+
+Both runs use the CLI's defaults (log every 10 generations, test every 100, checkpoint every
+100, keep 3 + best) on the population mesh the CLI would use; the bare run writes nothing
+(no progress bar, no metrics file, no checkpoints) but still tests. Prints the wall-time ratio
+and the instrumented run's own time split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from evolax.sharding import population_mesh, request_cpu_devices
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--generations", type=int, default=300)
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/overhead.json"))
+    args = parser.parse_args()
+    request_cpu_devices(os.cpu_count() or 1)
+
+    from evolax.config import build_trainer, resolve
+    from evolax.runner import train
+
+    config = resolve(None, {"task": "cartpole", "generations": args.generations})
+    trainer = build_trainer(config, population_mesh())
+    common = dict(seed=0, log_interval=10, test_interval=100, checkpoint_interval=100)
+    train(trainer, 10, progress=False, **common)  # compile the chunk and test programs once
+
+    results = {}
+    for name in ("bare", "logged", "bare", "logged"):  # alternate, keep the second round
+        with tempfile.TemporaryDirectory() as tmp:
+            run_dir = Path(tmp) / "run" if name == "logged" else None
+            start = time.perf_counter()
+            result = train(
+                trainer,
+                args.generations,
+                run_dir=run_dir,
+                progress=name == "logged",
+                config=config,
+                **common,
+            )
+            results[name] = {"wall_s": time.perf_counter() - start, **result.summary}
+    overhead = results["logged"]["wall_s"] / results["bare"]["wall_s"] - 1
+    report = {"generations": args.generations, "overhead": overhead, "runs": results}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2))
+    logged = results["logged"]
+    print(
+        f"bare {results['bare']['wall_s']:.1f} s, logged+checkpointed {logged['wall_s']:.1f} s: "
+        f"overhead {100 * overhead:+.1f}% (instrumented run: checkpoints "
+        f"{logged['checkpoint_s']:.2f} s, logging {logged['log_s']:.2f} s, "
+        f"tests {logged['test_s']:.1f} s, run {logged['run_s']:.1f} s)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""Checkpoints of a whole :class:`~evolax.trainer.TrainState`: atomic, verified, exact.
+
+A :class:`CheckpointStore` keeps the last ``keep`` checkpoints in ``RUN_DIR/checkpoints`` and the
+best-scoring one in ``RUN_DIR/best``, through orbax's ``CheckpointManager`` (which writes each
+checkpoint to a temporary folder and renames it into place once complete, so a crash mid-write
+never leaves a half-written checkpoint under a step's name). Each checkpoint also records a
+SHA-256 of its arrays and a fingerprint of the state's structure: on restore, a checkpoint that
+fails to read or to verify is moved to ``RUN_DIR/corrupt/`` (never deleted) with a warning, and
+the previous good one is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+import orbax.checkpoint as ocp
+
+from evolax.trainer import TrainState
+
+LATEST, BEST, CORRUPT = "checkpoints", "best", "corrupt"
+
+
+class CheckpointError(RuntimeError):
+    """No usable checkpoint (none saved, or every one failed to restore)."""
+
+
+def _to_leaves(state: TrainState) -> list[np.ndarray]:
+    state = state.replace(key=jax.random.key_data(state.key))
+    return [np.asarray(leaf) for leaf in jax.tree.leaves(jax.device_get(state))]
+
+
+def _digest(leaves: list[np.ndarray]) -> str:
+    sha = hashlib.sha256()
+    for leaf in leaves:
+        sha.update(str((leaf.dtype.str, leaf.shape)).encode())
+        sha.update(np.ascontiguousarray(leaf).tobytes())
+    return sha.hexdigest()
+
+
+def _structure(state: TrainState) -> str:
+    template = state.replace(key=jax.random.key_data(state.key))
+    shapes = [(np.dtype(x.dtype).str, tuple(x.shape)) for x in jax.tree.leaves(template)]
+    return hashlib.sha256(str((jax.tree.structure(template), shapes)).encode()).hexdigest()
+
+
+class CheckpointStore:
+    """Saves and restores training states under a run folder.
+
+    Args:
+        run_dir: the run folder; checkpoints go to ``run_dir/checkpoints`` and ``run_dir/best``.
+        keep: how many of the most recent checkpoints to keep (the best is kept apart).
+    """
+
+    def __init__(self, run_dir: str | Path, keep: int = 3):
+        if keep < 1:
+            raise ValueError(f"keep must be at least 1, got {keep}")
+        self.run_dir = Path(run_dir).absolute()
+        options = dict(create=True, enable_async_checkpointing=False)
+        self._latest = ocp.CheckpointManager(
+            self.run_dir / LATEST, options=ocp.CheckpointManagerOptions(max_to_keep=keep, **options)
+        )
+        self._best = ocp.CheckpointManager(
+            self.run_dir / BEST, options=ocp.CheckpointManagerOptions(max_to_keep=1, **options)
+        )
+
+    def save(
+        self, state: TrainState, metadata: dict[str, Any], latest: bool = True, best: bool = False
+    ) -> None:
+        """Save ``state`` under its generation: among the latest and/or as the best one."""
+        leaves = _to_leaves(state)
+        step = int(state.generation)
+        meta = {
+            **metadata,
+            "generation": step,
+            "sha256": _digest(leaves),
+            "structure": _structure(state),
+            "saved_at": time.time(),
+        }
+        arrays = {f"{i:05d}": leaf for i, leaf in enumerate(leaves)}
+        for manager, wanted in ((self._latest, latest), (self._best, best)):
+            if not wanted:
+                continue
+            if step in manager.all_steps():  # a resumed run re-reaching a saved generation
+                manager.delete(step)
+            manager.save(
+                step,
+                args=ocp.args.Composite(
+                    state=ocp.args.StandardSave(arrays), meta=ocp.args.JsonSave(meta)
+                ),
+            )
+            manager.wait_until_finished()
+
+    def steps(self, which: str = LATEST) -> list[int]:
+        """Saved generations, oldest first, in ``"checkpoints"`` or ``"best"``."""
+        return sorted(self._manager(which).all_steps())
+
+    def restore(self, like: TrainState, which: str = LATEST) -> tuple[TrainState, dict[str, Any]]:
+        """The newest checkpoint that reads back and verifies, and its metadata.
+
+        Args:
+            like: a state of the same structure (e.g. ``trainer.init(key)``) to restore into.
+            which: ``"checkpoints"`` (latest) or ``"best"``.
+        """
+        manager = self._manager(which)
+        treedef = jax.tree.structure(like.replace(key=jax.random.key_data(like.key)))
+        expected = _structure(like)
+        problems = []
+        for step in sorted(manager.all_steps(), reverse=True):
+            try:
+                restored = manager.restore(
+                    step,
+                    args=ocp.args.Composite(
+                        state=ocp.args.StandardRestore(), meta=ocp.args.JsonRestore()
+                    ),
+                )
+                meta = dict(restored["meta"])
+                leaves = [np.asarray(restored["state"][k]) for k in sorted(restored["state"])]
+                if meta.get("structure") != expected:
+                    raise CheckpointError(
+                        "it holds a differently shaped training state (another configuration?)"
+                    )
+                if _digest(leaves) != meta.get("sha256"):
+                    raise CheckpointError("its arrays do not match the recorded SHA-256")
+            except CheckpointError as error:
+                if "differently shaped" in str(error):
+                    raise CheckpointError(
+                        f"checkpoint {self.run_dir / which / str(step)}: {error}"
+                    ) from None
+                problems.append(self._quarantine(manager, which, step, error))
+                continue
+            except Exception as error:  # orbax/tensorstore errors on truncated or missing files
+                problems.append(self._quarantine(manager, which, step, error))
+                continue
+            state = jax.tree.unflatten(treedef, leaves)
+            state = state.replace(key=jax.random.wrap_key_data(state.key))
+            return state, meta
+        detail = "; ".join(problems) if problems else "none saved"
+        raise CheckpointError(f"no usable checkpoint in {self.run_dir / which}: {detail}")
+
+    def _manager(self, which: str) -> ocp.CheckpointManager:
+        if which not in (LATEST, BEST):
+            raise ValueError(f"which must be {LATEST!r} or {BEST!r}, got {which!r}")
+        return self._latest if which == LATEST else self._best
+
+    def _quarantine(self, manager, which: str, step: int, error: Exception) -> str:
+        source = self.run_dir / which / str(step)
+        target = self.run_dir / CORRUPT / f"{which}-{step}-{time.strftime('%Y%m%d-%H%M%S')}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(source), str(target))
+        manager.reload()
+        reason = f"{type(error).__name__}: {error}"
+        message = f"checkpoint {source} is unreadable ({reason}); moved to {target}"
+        warnings.warn(message + "; falling back to the previous checkpoint", stacklevel=3)
+        return message
+
+    def close(self) -> None:
+        self._latest.close()
+        self._best.close()

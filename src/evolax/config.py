@@ -1,0 +1,138 @@
+"""Run configurations: named presets, resolution with overrides, and building a trainer.
+
+A configuration is a flat JSON-able dict; ``config.json`` in a run folder holds the fully
+resolved one, from which ``evolax train --resume``, ``eval`` and ``render`` rebuild the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import optax
+from jax.sharding import Mesh
+
+from evolax.algorithms import PGPE, Algorithm
+from evolax.optim import clipup
+from evolax.policies import MLP, Policy
+from evolax.tasks import CartPoleSwingUp, Task
+from evolax.trainer import Trainer
+
+DEFAULTS: dict[str, Any] = {
+    "task": "cartpole",
+    "hard": False,
+    "max_steps": 1000,
+    "algo": "pgpe",
+    "pop_size": 64,
+    "optimizer": "adam",
+    "center_lr": 0.05,
+    "std_lr": 0.1,
+    "init_std": 0.1,
+    "std_max_change": 0.2,
+    "hidden_sizes": [64, 64],
+    "n_repeats": 16,
+    "normalize_obs": False,
+    "generations": 1000,
+    "seed": 0,
+    "log_interval": 10,
+    "test_interval": 100,
+    "test_episodes": 100,
+    "checkpoint_interval": 100,
+    "keep_checkpoints": 3,
+}
+
+_EVOJAX_CARTPOLE = {  # EvoJAX examples/train_cartpole.py defaults
+    "task": "cartpole",
+    "pop_size": 64,
+    "n_repeats": 16,
+    "hidden_sizes": [64, 64],
+    "optimizer": "adam",
+    "center_lr": 0.05,
+    "std_lr": 0.1,
+    "init_std": 0.1,
+    "generations": 1000,
+    "test_interval": 100,
+    "test_episodes": 100,
+    "log_interval": 20,
+    "seed": 42,
+}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "cartpole_easy": {**_EVOJAX_CARTPOLE, "hard": False},
+    "cartpole_hard": {**_EVOJAX_CARTPOLE, "hard": True},
+}
+"""Named configurations reproducing EvoJAX's benchmark configs (``--config NAME``)."""
+
+DEFAULT_PRESET = {"cartpole": "cartpole_easy"}
+"""The preset a bare ``evolax train TASK`` starts from."""
+
+
+def resolve(preset: str | None, overrides: dict[str, Any]) -> dict[str, Any]:
+    """``DEFAULTS``, then the preset (by name, or the task's default), then ``overrides``.
+
+    ``overrides`` entries that are ``None`` are ignored (flags the user did not give).
+    """
+    given = {k: v for k, v in overrides.items() if v is not None}
+    unknown = sorted(set(given) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"unknown configuration keys {unknown}; known: {sorted(DEFAULTS)}")
+    if preset is None:
+        preset = DEFAULT_PRESET.get(given.get("task", DEFAULTS["task"]))
+    if preset is not None and preset not in PRESETS:
+        raise ValueError(f"unknown config {preset!r}; choose from {sorted(PRESETS)}")
+    config = {**DEFAULTS, **PRESETS.get(preset, {}), **given}
+    if config["task"] not in TASKS:
+        raise ValueError(f"unknown task {config['task']!r}; choose from {sorted(TASKS)}")
+    if config["algo"] not in ALGORITHMS:
+        raise ValueError(f"unknown algo {config['algo']!r}; choose from {sorted(ALGORITHMS)}")
+    if config["optimizer"] not in OPTIMIZERS:
+        raise ValueError(
+            f"unknown optimizer {config['optimizer']!r}; choose from {sorted(OPTIMIZERS)}"
+        )
+    config["hidden_sizes"] = list(config["hidden_sizes"])
+    config["preset"] = preset
+    return config
+
+
+def _cartpole(config: dict[str, Any], test: bool) -> Task:
+    del test  # the test task is the training task: same distribution, held-out seeds
+    return CartPoleSwingUp(hard=config["hard"], max_steps=config["max_steps"])
+
+
+TASKS: dict[str, Callable[[dict[str, Any], bool], Task]] = {"cartpole": _cartpole}
+
+OPTIMIZERS: dict[str, Callable[[float], optax.GradientTransformation]] = {
+    "adam": lambda lr: optax.adam(lr),
+    "sgd": lambda lr: optax.sgd(lr),
+    "clipup": lambda lr: clipup(lr, max_speed=2 * lr),
+}
+
+
+def _pgpe(config: dict[str, Any]) -> Algorithm:
+    return PGPE(
+        pop_size=config["pop_size"],
+        optimizer=OPTIMIZERS[config["optimizer"]](config["center_lr"]),
+        init_std=config["init_std"],
+        std_lr=config["std_lr"],
+        std_max_change=config["std_max_change"],
+    )
+
+
+ALGORITHMS: dict[str, Callable[[dict[str, Any]], Algorithm]] = {"pgpe": _pgpe}
+
+
+def build_policy(config: dict[str, Any]) -> Policy:
+    return MLP(hidden_sizes=tuple(config["hidden_sizes"]), output_activation="tanh")
+
+
+def build_trainer(config: dict[str, Any], mesh: Mesh | None = None) -> Trainer:
+    """The :class:`Trainer` a resolved configuration describes."""
+    return Trainer(
+        algorithm=ALGORITHMS[config["algo"]](config),
+        policy=build_policy(config),
+        task=TASKS[config["task"]](config, False),
+        n_repeats=config["n_repeats"],
+        normalize_obs=config["normalize_obs"],
+        test_task=TASKS[config["task"]](config, True),
+        mesh=mesh,
+    )

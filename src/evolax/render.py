@@ -1,0 +1,255 @@
+"""Pictures of a training run: GIFs of single episodes and learning-curve plots.
+
+Everything here runs on the host. Pillow and matplotlib are imported when first needed.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float, Int
+
+from evolax.normalize import ObsStats
+from evolax.policies.base import Policy
+from evolax.rollout import episode_keys, step_keys
+from evolax.tasks.base import Task
+from evolax.types import Params, PRNGKey
+from evolax.validation import check_positive_int
+
+
+@eqx.filter_jit
+def _episode(
+    policy: Policy, task: Task, params: Params, key: PRNGKey, obs_stats: ObsStats | None
+) -> tuple[Any, Float[Array, " steps"], Int[Array, ""]]:
+    # The keys of the first episode `evaluate` runs for `key` (its repeat 0).
+    reset_key, policy_key, step_key = (k[0] for k in episode_keys(key, 1))
+    task_state = task.reset(reset_key)
+    policy_state = policy.reset(policy_key)
+
+    def body(carry, t):
+        task_state, policy_state, alive = carry
+        obs = task_state.obs
+        if obs_stats is not None:
+            obs = obs_stats.normalize(obs)
+        policy_key, task_key = step_keys(step_key, t)
+        action, policy_state = policy.apply(params, obs, policy_state, policy_key)
+        task_state, reward, done = task.step(task_state, action, task_key)
+        return (task_state, policy_state, alive & ~done), (task_state, reward, alive)
+
+    carry = (task_state, policy_state, jnp.ones([], bool))
+    steps = jnp.arange(task.max_steps, dtype=jnp.int32)
+    _, (states, rewards, alive) = jax.lax.scan(body, carry, steps)
+    states = jax.tree.map(
+        lambda first, rest: jnp.concatenate([first[None], rest]), task_state, states
+    )
+    return states, rewards, jnp.sum(alive, dtype=jnp.int32)
+
+
+def episode_states(
+    policy: Policy,
+    task: Task,
+    params: Params,
+    key: PRNGKey,
+    obs_stats: ObsStats | None = None,
+) -> tuple[Any, Float[Array, " max_steps"], Int[Array, ""]]:
+    """Run one episode of one individual and keep every task state (jitted ``lax.scan``).
+
+    The episode is the first one :func:`evolax.evaluate` runs for ``key`` (same reset, policy
+    and per-step keys), so ``rewards[:length].sum()`` is ``evaluate``'s return for
+    ``n_repeats=1``. The scan always runs ``task.max_steps`` steps; states and rewards after
+    the episode's end (index ``length`` of the rewards on) are past ``done`` and mean nothing.
+
+    Args:
+        policy: the policy network.
+        task: the task.
+        params: ONE genome pytree (no population axis).
+        key: PRNG key of the episode.
+        obs_stats: if given, the policy sees ``obs_stats.normalize(obs)``.
+
+    Returns:
+        ``(states, rewards, length)``: the task states stacked on a leading axis of
+        ``max_steps + 1`` (the initial state first), ``f32[max_steps]`` rewards, and the number
+        of steps until the first ``done`` inclusive (``max_steps`` if none), ``i32[]``.
+    """
+    return _episode(policy, task, params, key, obs_stats)
+
+
+def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 50) -> Path:
+    """Write ``frames`` (each ``uint8[H, W, 3]``, one size) as a GIF that loops forever.
+
+    Pillow merges a frame identical to the one before it into that frame (adding its
+    duration), so the file can hold fewer frames than given. Parent folders are created.
+
+    Returns:
+        The path written.
+    """
+    from PIL import Image
+
+    check_positive_int("fps", fps)
+    if len(frames) == 0:
+        raise ValueError("frames must not be empty")
+    arrays = [np.asarray(frame) for frame in frames]
+    for i, frame in enumerate(arrays):
+        if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
+            raise ValueError(
+                f"frames[{i}] must be a uint8 array of shape (H, W, 3), got {frame.dtype} "
+                f"{frame.shape}"
+            )
+        if frame.shape != arrays[0].shape:
+            raise ValueError(
+                f"frames[{i}] has shape {frame.shape}, frames[0] has shape {arrays[0].shape}"
+            )
+    images = [Image.fromarray(frame, mode="RGB") for frame in arrays]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    images[0].save(
+        path,
+        format="GIF",
+        save_all=True,
+        append_images=images[1:],
+        duration=max(1, round(1000 / fps)),
+        loop=0,
+    )
+    return path
+
+
+def render_episode(
+    policy: Policy,
+    task: Task,
+    params: Params,
+    key: PRNGKey,
+    path: str | Path,
+    obs_stats: ObsStats | None = None,
+    every: int = 2,
+    fps: int = 50,
+) -> tuple[int, float]:
+    """Save a GIF of one episode (see :func:`episode_states`) with ``task.render``.
+
+    Frames are the states ``0, every, 2 * every, ...`` up to the episode's last state (index
+    ``length``), so there are ``length // every + 1`` of them.
+
+    Returns:
+        ``(n_frames, episode_return)``.
+    """
+    check_positive_int("every", every)
+    check_positive_int("fps", fps)
+    states, rewards, length = jax.device_get(episode_states(policy, task, params, key, obs_stats))
+    length = int(length)
+    frames = [
+        task.render(jax.tree.map(operator.itemgetter(i), states))
+        for i in range(0, length + 1, every)
+    ]
+    save_gif(frames, path, fps=fps)
+    return len(frames), float(np.sum(np.asarray(rewards)[:length], dtype=np.float64))
+
+
+def _read_metrics(metrics_path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    if not metrics_path.is_file():
+        raise FileNotFoundError(f"no metrics file at {metrics_path} (expected a metrics.jsonl)")
+    train_rows, test_rows = [], []
+    with metrics_path.open(encoding="utf-8") as file:
+        for line_number, line in enumerate(file, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{metrics_path}:{line_number} is not JSON: {error}") from error
+            kind = row.get("kind") if isinstance(row, dict) else None
+            if kind == "train":
+                train_rows.append(row)
+            elif kind == "test":
+                test_rows.append(row)
+    if not train_rows:
+        raise ValueError(f"{metrics_path} has no rows with kind 'train'")
+    return _last_per_generation(train_rows), _last_per_generation(test_rows)
+
+
+def _last_per_generation(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows sorted by generation; a generation logged twice (a resumed run) keeps its last row."""
+    return sorted({row["generation"]: row for row in rows}.values(), key=lambda r: r["generation"])
+
+
+def _column(rows: list[dict[str, Any]], name: str) -> np.ndarray:
+    return np.array([float(row[name]) for row in rows])
+
+
+def plot_learning_curves(
+    metrics_path: str | Path, out_path: str | Path, *, title: str | None = None
+) -> Path:
+    """Plot a run's ``metrics.jsonl`` (as :func:`evolax.train` writes it) to a PNG.
+
+    Two panels, score against generation and against wall time (s): train mean and max as
+    lines over a band from train min to max, and the test mean with ``test_std`` error bars.
+    Rows of a kind other than ``train`` and ``test`` are ignored; a generation logged twice (a
+    run resumed from an earlier checkpoint appends to the same file) keeps its last row.
+
+    Args:
+        metrics_path: the ``metrics.jsonl`` file.
+        out_path: the PNG to write (parent folders are created).
+        title: figure title; defaults to the name of the run folder.
+
+    Returns:
+        The path written.
+
+    Raises:
+        FileNotFoundError: if ``metrics_path`` does not exist.
+        ValueError: if it has no train rows.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    metrics_path = Path(metrics_path)
+    train_rows, test_rows = _read_metrics(metrics_path)
+
+    figure = Figure(figsize=(12, 4.5))
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, 2, sharey=True)
+    for ax, x_name, x_label in [
+        (axes[0], "generation", "generation"),
+        (axes[1], "wall_time", "wall time (s)"),
+    ]:
+        x = _column(train_rows, x_name)
+        ax.fill_between(
+            x,
+            _column(train_rows, "fitness_min"),
+            _column(train_rows, "fitness_max"),
+            color="tab:blue",
+            alpha=0.2,
+            linewidth=0,
+            label="train min-max",
+        )
+        ax.plot(x, _column(train_rows, "fitness_mean"), color="tab:blue", label="train mean")
+        ax.plot(x, _column(train_rows, "fitness_max"), color="tab:green", label="train max")
+        if test_rows:
+            ax.errorbar(
+                _column(test_rows, x_name),
+                _column(test_rows, "test_mean"),
+                yerr=_column(test_rows, "test_std"),
+                color="tab:red",
+                marker="o",
+                markersize=4,
+                capsize=3,
+                linestyle="-",
+                label="test mean ± std",
+            )
+        ax.set_xlabel(x_label)
+        ax.set_title(f"score vs {x_label}")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower right")
+    axes[0].set_ylabel("score")
+    figure.suptitle(title if title is not None else f"learning curves: {metrics_path.parent.name}")
+    figure.tight_layout()
+
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out_path, dpi=120, format="png")
+    return out_path

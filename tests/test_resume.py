@@ -1,0 +1,88 @@
+"""A training process killed with SIGKILL and resumed ends bit for bit like an uninterrupted run."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+
+from evolax.checkpoint import CheckpointStore
+from evolax.config import build_trainer
+from evolax.runner import initial_state
+
+ARGS = [
+    "train", "cartpole", "--pop-size", "8", "--n-repeats", "2", "--max-steps", "200",
+    "--hidden-sizes", "8", "--generations", "40", "--log-interval", "2", "--test-interval", "4",
+    "--checkpoint-interval", "1", "--keep-checkpoints", "2", "--test-episodes", "4",
+    "--seed", "3", "--no-progress",
+]  # fmt: skip
+
+
+def evolax(*args, **kwargs):
+    return [sys.executable, "-m", "evolax.cli", *args]
+
+
+def final_state(run_dir):
+    config = json.loads((run_dir / "config.json").read_text())
+    trainer = build_trainer(config)
+    store = CheckpointStore(run_dir)
+    state, meta = store.restore(initial_state(trainer, config["seed"]))
+    store.close()
+    return state, meta
+
+
+def rows(run_dir, kind):
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    out = [json.loads(line) for line in lines]
+    return [{k: v for k, v in r.items() if k != "wall_time"} for r in out if r["kind"] == kind]
+
+
+def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
+    straight, killed = tmp_path / "straight", tmp_path / "killed"
+    done = subprocess.run(evolax(*ARGS, "--run-dir", str(straight)), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+    process = subprocess.Popen(
+        evolax(*ARGS, "--run-dir", str(killed)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None:
+        saved = [int(p.name) for p in (killed / "checkpoints").glob("*") if p.name.isdigit()]
+        if saved and max(saved) >= 6:
+            break
+        time.sleep(0.01)
+    assert process.poll() is None, "the run finished before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+
+    resumed = subprocess.run(
+        evolax("train", "--resume", str(killed), "--no-progress"), capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming" in resumed.stdout
+
+    a, meta_a = final_state(straight)
+    b, meta_b = final_state(killed)
+    assert meta_a["generation"] == meta_b["generation"] == 40
+    for x, y in zip(
+        jax.tree.leaves(a.replace(key=jax.random.key_data(a.key))),
+        jax.tree.leaves(b.replace(key=jax.random.key_data(b.key))),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))  # bit for bit
+    assert rows(killed, "train") == rows(straight, "train")
+    assert rows(killed, "test") == rows(straight, "test")
+
+
+def test_resume_refuses_to_change_the_configuration(tmp_path):
+    result = subprocess.run(
+        evolax("train", "--resume", str(tmp_path), "--pop-size", "16"),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert "only --generations may change" in result.stderr
