@@ -166,9 +166,10 @@ def train(
             env_steps_run += steps
             wall = elapsed + time.perf_counter() - start
             tick = time.perf_counter()
-            for i in range(n):
+            for i in range(n):  # generations of a chunk share its run time evenly
                 row = {k: float(v[i]) for k, v in history.items()}
-                log({"kind": "train", "generation": generation + i + 1, **row, "wall_time": wall})
+                row["wall_time"] = wall - run_s * (n - 1 - i) / n
+                log({"kind": "train", "generation": generation + i + 1, **row})
             generation += n
             log(
                 {
