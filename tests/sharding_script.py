@@ -1,20 +1,23 @@
-"""Run by test_sharding.py in a subprocess with 4 fake CPU devices; prints JSON results."""
+"""Run by test_sharding.py in a subprocess with 8 fake CPU devices; prints JSON results."""
 
 import json
 import os
 
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
 from evolax.sharding import POP_AXIS, population_mesh
 
 
-def trainer(mesh):
+def trainer(mesh, std_lr=0.1):
     return Trainer(
-        algorithm=PGPE(pop_size=16),
+        algorithm=PGPE(pop_size=16, std_lr=std_lr),
         policy=MLP(hidden_sizes=(16,)),
         task=CartPoleSwingUp(max_steps=60),
         n_repeats=3,
@@ -24,22 +27,45 @@ def trainer(mesh):
 
 
 out = {"n_devices": len(jax.devices()), "history": {}, "obs_count": {}}
-for n in (1, 2, 4):
+for n in (1, 2, 4, 8):
     t = trainer(population_mesh(jax.devices()[:n]))
     state, history = jax.jit(t.run, static_argnums=1)(t.init(jax.random.key(0)), 3)
     out["history"][n] = np.asarray(history["fitness_mean"]).tolist()
     out["obs_count"][n] = float(state.obs_stats.count)
 
-t = trainer(population_mesh())
+mesh = population_mesh()
+t = trainer(mesh)
 population, _ = t.algorithm.ask(jax.random.key(1), t.init(jax.random.key(0)).algo_state)
 fitness, info = jax.jit(t._evaluate)(population, jax.random.key(2), None)
 out["fitness_spec"] = list(fitness.sharding.spec)
 out["shard_shapes"] = [list(s.data.shape) for s in info.returns.addressable_shards]
-out["mesh_axis"] = POP_AXIS
+
+# vmap over seeds and over a hyperparameter, on the 8-device mesh, against separate runs
+keys = jax.random.split(jax.random.key(3), 2)
+batched = jax.jit(jax.vmap(lambda k: t.run(t.init(k), 2)[1]["fitness_mean"]))(keys)
+single = [jax.jit(lambda k: t.run(t.init(k), 2)[1]["fitness_mean"])(k) for k in keys]
+out["vmap_seeds_error"] = float(np.max(np.abs(np.asarray(batched) - np.stack(single))))
+lrs = jnp.array([0.0, 0.3])
+stds = jax.jit(
+    jax.vmap(lambda lr: jnp.mean(trainer(mesh, lr).run(t.init(keys[0]), 2)[0].algo_state.std))
+)(lrs)
+out["vmap_std_lr"] = np.asarray(stds).tolist()
+
+
+# composed with a user's own computation sharded on the same mesh, in one jit
+@jax.jit
+def user_program(state, features):
+    state, history = t.run(state, 2)
+    features = jax.lax.with_sharding_constraint(features, NamedSharding(mesh, P(POP_AXIS)))
+    return state, history["fitness_max"], jnp.sum(jnp.tanh(features) ** 2)
+
+
+features = jax.device_put(jnp.ones((16, 4)), NamedSharding(mesh, P(POP_AXIS)))
+_, best, total = user_program(t.init(jax.random.key(0)), features)
+out["composed"] = [np.asarray(best).tolist(), float(total)]
+
 try:
-    Trainer(
-        algorithm=PGPE(pop_size=18), policy=MLP(), task=CartPoleSwingUp(), mesh=population_mesh()
-    )
+    Trainer(algorithm=PGPE(pop_size=18), policy=MLP(), task=CartPoleSwingUp(), mesh=mesh)
 except ValueError as error:
     out["error"] = str(error)
 print(json.dumps(out))

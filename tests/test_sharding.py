@@ -8,12 +8,13 @@ from pathlib import Path
 
 import jax
 import numpy as np
+import pytest
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
 from evolax.sharding import population_mesh, request_cpu_devices
 
 
-def test_four_fake_devices_agree_and_split_the_population():
+def test_eight_fake_devices_agree_and_split_the_population():
     script = Path(__file__).with_name("sharding_script.py")
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     result = subprocess.run(
@@ -21,14 +22,20 @@ def test_four_fake_devices_agree_and_split_the_population():
     )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout.strip().splitlines()[-1])
-    assert out["n_devices"] == 4
-    for n in ("2", "4"):
+    assert out["n_devices"] == 8
+    for n in ("2", "4", "8"):
         np.testing.assert_allclose(out["history"][n], out["history"]["1"], rtol=1e-4)
         assert out["obs_count"][n] == out["obs_count"]["1"]
     assert out["fitness_spec"] == ["pop"]
-    assert out["shard_shapes"] == [[4, 3]] * 4  # 16 individuals x 3 repeats over 4 devices
-    assert "pop_size=18 does not divide evenly over 4 devices" in out["error"]
-    assert "pop_size=16 or 20" in out["error"]
+    assert out["shard_shapes"] == [[2, 3]] * 8  # 16 individuals x 3 repeats over 8 devices
+    assert out["vmap_seeds_error"] < 1e-3
+    assert out["vmap_std_lr"][0] == pytest.approx(0.1) and out["vmap_std_lr"][1] != pytest.approx(
+        0.1
+    )
+    best, total = out["composed"]
+    assert len(best) == 2 and total == pytest.approx(16 * 4 * np.tanh(1.0) ** 2, rel=1e-5)
+    assert "pop_size=18 does not divide evenly over 8 devices" in out["error"]
+    assert "pop_size=16 or 24" in out["error"]
 
 
 def test_one_device_mesh_equals_no_mesh(key):

@@ -7,6 +7,10 @@ never leaves a half-written checkpoint under a step's name). Each checkpoint als
 SHA-256 of its arrays and a fingerprint of the state's structure: on restore, a checkpoint that
 fails to read or to verify is moved to ``RUN_DIR/corrupt/`` (never deleted) with a warning, and
 the previous good one is used.
+
+Every array of a training state is replicated (see :mod:`evolax.sharding`), so in a
+multi-process run process 0 alone saves and restores, and broadcasts a restored state to the
+others: no shared file system is needed.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from evolax.sharding import to_host
 from evolax.trainer import TrainState
 
 LATEST, BEST, CORRUPT = "checkpoints", "best", "corrupt"
@@ -31,9 +36,16 @@ class CheckpointError(RuntimeError):
     """No usable checkpoint (none saved, or every one failed to restore)."""
 
 
-def _to_leaves(state: TrainState) -> list[np.ndarray]:
-    state = state.replace(key=jax.random.key_data(state.key))
-    return [np.asarray(leaf) for leaf in jax.tree.leaves(jax.device_get(state))]
+def flatten_state(state: TrainState) -> list[np.ndarray]:
+    """The state's leaves as NumPy arrays (the PRNG key as its raw ``uint32`` data)."""
+    return jax.tree.leaves(to_host(state.replace(key=jax.random.key_data(state.key))))
+
+
+def unflatten_state(like: TrainState, leaves: list[np.ndarray]) -> TrainState:
+    """Inverse of :func:`flatten_state`, with ``like`` giving the structure."""
+    treedef = jax.tree.structure(like.replace(key=jax.random.key_data(like.key)))
+    state = jax.tree.unflatten(treedef, leaves)
+    return state.replace(key=jax.random.wrap_key_data(state.key))
 
 
 def _digest(leaves: list[np.ndarray]) -> str:
@@ -62,7 +74,16 @@ class CheckpointStore:
         if keep < 1:
             raise ValueError(f"keep must be at least 1, got {keep}")
         self.run_dir = Path(run_dir).absolute()
-        options = dict(create=True, enable_async_checkpointing=False)
+        for folder in (LATEST, BEST):
+            (self.run_dir / folder).mkdir(parents=True, exist_ok=True)
+        options = dict(
+            create=False,
+            enable_async_checkpointing=False,
+            # Only the calling process writes (the state is replicated): no cross-process barriers.
+            multiprocessing_options=ocp.options.MultiprocessingOptions(
+                primary_host=jax.process_index(), active_processes={jax.process_index()}
+            ),
+        )
         self._latest = ocp.CheckpointManager(
             self.run_dir / LATEST, options=ocp.CheckpointManagerOptions(max_to_keep=keep, **options)
         )
@@ -74,7 +95,7 @@ class CheckpointStore:
         self, state: TrainState, metadata: dict[str, Any], latest: bool = True, best: bool = False
     ) -> None:
         """Save ``state`` under its generation: among the latest and/or as the best one."""
-        leaves = _to_leaves(state)
+        leaves = flatten_state(state)
         step = int(state.generation)
         meta = {
             **metadata,
@@ -109,7 +130,6 @@ class CheckpointStore:
             which: ``"checkpoints"`` (latest) or ``"best"``.
         """
         manager = self._manager(which)
-        treedef = jax.tree.structure(like.replace(key=jax.random.key_data(like.key)))
         expected = _structure(like)
         problems = []
         for step in sorted(manager.all_steps(), reverse=True):
@@ -138,9 +158,7 @@ class CheckpointStore:
             except Exception as error:  # orbax/tensorstore errors on truncated or missing files
                 problems.append(self._quarantine(manager, which, step, error))
                 continue
-            state = jax.tree.unflatten(treedef, leaves)
-            state = state.replace(key=jax.random.wrap_key_data(state.key))
-            return state, meta
+            return unflatten_state(like, leaves), meta
         detail = "; ".join(problems) if problems else "none saved"
         raise CheckpointError(f"no usable checkpoint in {self.run_dir / which}: {detail}")
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from evolax import __version__
 from evolax.config import ALGORITHMS, DEFAULTS, OPTIMIZERS, PRESETS, TASKS, build_trainer, resolve
-from evolax.sharding import request_cpu_devices
+from evolax.sharding import initialize_distributed, request_cpu_devices
 
 EVAL_STREAM = 2  # key stream of `evolax eval` / `render` episodes (training uses 0, tests 1)
 
@@ -86,6 +86,15 @@ def _parser() -> argparse.ArgumentParser:
         "on CPU there is one device per core)",
     )
     p.add_argument("--tensorboard", action="store_true", help="also write TensorBoard events")
+    p.add_argument(
+        "--coordinator",
+        metavar="HOST:PORT",
+        help="multi-process run: address of process 0 (or set JAX_COORDINATOR_ADDRESS)",
+    )
+    p.add_argument(
+        "--num-processes", type=_positive_int, help="multi-process run: number of processes"
+    )
+    p.add_argument("--process-id", type=int, help="multi-process run: this process, 0-based")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     for name, help_text in [
@@ -109,6 +118,11 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("configs", help="list the named presets")
     return parser
+
+
+def print_if(condition: bool, text: str) -> None:
+    if condition:
+        print(text, flush=True)
 
 
 def _fail(command: str, error: Exception) -> int:
@@ -141,6 +155,8 @@ def _read_config(run_dir: Path) -> dict[str, Any]:
 
 
 def _train(args: argparse.Namespace) -> int:
+    import jax
+
     from evolax.runner import train
 
     overrides = {
@@ -148,6 +164,7 @@ def _train(args: argparse.Namespace) -> int:
         for flag, _ in _CONFIG_FLAGS
     }
     try:
+        distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
         if args.resume is not None:
             changed = sorted(
                 k for k, v in overrides.items() if v is not None and k not in _RESUMABLE
@@ -171,10 +188,14 @@ def _train(args: argparse.Namespace) -> int:
     except ValueError as error:
         return _fail("train", error)
     config["devices"] = mesh.size
-    print(
+    config["processes"] = jax.process_count()
+    leader = jax.process_index() == 0
+    where = f"{jax.process_count()} processes, " if distributed else ""
+    print_if(
+        leader,
         f"evolax {__version__}: {'resuming' if args.resume else 'training'} "
         f"{config['task']} up to generation {config['generations']} "
-        f"on {mesh.size} {mesh.devices.flat[0].platform} device(s) -> {run_dir}"
+        f"on {where}{mesh.size} {mesh.devices.flat[0].platform} device(s) -> {run_dir}",
     )
     try:
         result = train(
@@ -195,14 +216,15 @@ def _train(args: argparse.Namespace) -> int:
     except (ValueError, ImportError) as error:
         return _fail("train", error)
     s = result.summary
-    print(
+    print_if(
+        leader,
         f"done: generation {s['generations']} after {s['total_wall_time_s']:.1f} s "
         f"({s['generations_per_s']:.2f} gen/s; this session: compile {s['compile_s']:.1f} s, "
         f"run {s['run_s']:.1f} s, tests {s['test_s']:.1f} s, checkpoints "
         f"{s['checkpoint_s']:.1f} s; {s['env_steps_per_s']:.3g} env steps/s)\n"
         f"final test score {s['final_test_mean']:.1f} +- {s['final_test_std']:.1f} over "
         f"{config['test_episodes']} episodes; best {s['best_test_mean']:.1f}\n"
-        f"run folder: {run_dir} (metrics.jsonl, summary.json, checkpoints/, best/)"
+        f"run folder: {run_dir} (metrics.jsonl, summary.json, checkpoints/, best/)",
     )
     return 0
 

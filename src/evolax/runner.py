@@ -10,7 +10,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from evolax.checkpoint import CheckpointError, CheckpointStore
+from evolax.checkpoint import CheckpointError, CheckpointStore, flatten_state, unflatten_state
 from evolax.logging import (
     JsonLinesSink,
     ProgressBar,
@@ -19,6 +19,7 @@ from evolax.logging import (
     truncate_rows,
     write_json_atomic,
 )
+from evolax.sharding import broadcast_from_first_process, to_host
 from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
 
@@ -57,7 +58,7 @@ class _Chunks:
             self._compiled[n] = self._run.lower(state, n).compile()
         compiled = time.perf_counter()
         state, history = jax.block_until_ready(self._compiled[n](state))
-        return state, jax.device_get(history), compiled - start, time.perf_counter() - compiled
+        return state, to_host(history), compiled - start, time.perf_counter() - compiled
 
 
 def _next_boundary(generation: int, total: int, intervals: tuple[int, ...]) -> int:
@@ -123,18 +124,23 @@ def train(
     state = initial_state(trainer, seed)
     best_test, elapsed = -np.inf, 0.0
     store = None
-    if path is not None:
+    if path is not None and writer:
         store = CheckpointStore(path, keep=keep_checkpoints)
-        if resume:
-            state, meta = store.restore(like=state)
-            elapsed = meta.get("wall_time", 0.0)
-            best_test = meta.get("best_test_mean", -np.inf)
-            if writer:
-                truncate_rows(path / METRICS, int(state.generation))
-        elif store.steps() or (path / METRICS).exists():
+        if not resume and (store.steps() or (path / METRICS).exists()):
             raise ValueError(f"{path} already holds a run; resume it or choose another run folder")
-        if writer and (config is not None or not resume):
-            write_json_atomic(path / CONFIG, config or {})
+    if resume:  # process 0 reads the checkpoint and hands it to the others
+        leaves, scalars = flatten_state(state), np.array([0.0, -np.inf])
+        if store is not None:
+            restored, meta = store.restore(like=state)
+            leaves = flatten_state(restored)
+            scalars = np.array([meta.get("wall_time", 0.0), meta.get("best_test_mean", -np.inf)])
+        leaves, scalars = broadcast_from_first_process((leaves, scalars))
+        state = unflatten_state(state, leaves)
+        elapsed, best_test = float(scalars[0]), float(scalars[1])
+        if store is not None:
+            truncate_rows(path / METRICS, int(state.generation))
+    if store is not None and (config is not None or not resume):
+        write_json_atomic(path / CONFIG, config or {})
 
     generation = int(state.generation)
     sinks: list[Sink] = []
@@ -187,7 +193,7 @@ def train(
             improved = False
             if generation % test_interval == 0 or generation == n_generations:
                 tick = time.perf_counter()
-                scores = np.asarray(test(state, held_out_key(seed, generation), n_test_episodes))
+                scores = to_host(test(state, held_out_key(seed, generation), n_test_episodes))
                 last_test = {
                     "test_mean": float(scores.mean()),
                     "test_std": float(scores.std()),
@@ -200,7 +206,7 @@ def train(
                 log({"kind": "test", "generation": generation, **last_test, "wall_time": wall})
 
             periodic = generation % checkpoint_interval == 0 or generation == n_generations
-            if store is not None and writer and (periodic or improved):
+            if store is not None and (periodic or improved):
                 tick = time.perf_counter()
                 meta = {
                     "wall_time": elapsed + time.perf_counter() - start,
@@ -222,13 +228,13 @@ def train(
         "total_wall_time_s": elapsed + wall,
         **timing,
         "generations_per_s": generation / (elapsed + wall),
-        "env_steps": float(state.env_steps),
+        "env_steps": float(to_host(state.env_steps)),
         "env_steps_per_s": env_steps_run / max(timing["run_s"], 1e-9),
         "final_test_mean": last_test.get("test_mean"),
         "final_test_std": last_test.get("test_std"),
         "best_test_mean": None if best_test == -np.inf else best_test,
     }
-    if path is not None and writer:
+    if store is not None:
         write_json_atomic(path / SUMMARY, summary)
     return TrainResult(state=state, summary=summary)
 

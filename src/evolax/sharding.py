@@ -1,8 +1,11 @@
-"""Population sharding: a one-axis device mesh on which each device evaluates its slice.
+"""Population sharding over devices and hosts.
 
-The population axis is split over the ``"pop"`` mesh axis; each device runs the rollouts of its
-own individuals with no communication until the episode statistics are summed at the end, so a
-device never waits for another inside the rollout loop. Algorithm state stays replicated.
+The population axis is split over the ``"pop"`` axis of a one-axis mesh of all devices (of all
+processes); each device runs the rollouts of its own individuals with no communication until
+the episode statistics are summed at the end, so no device waits for another inside the rollout
+loop. Everything in a :class:`~evolax.trainer.TrainState` is replicated: population-shaped
+arrays live only within a generation. Several hosts run the same program under JAX's
+multi-controller runtime (:func:`initialize_distributed`).
 """
 
 from __future__ import annotations
@@ -10,9 +13,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import jax
 import numpy as np
+from jax.experimental import multihost_utils
 from jax.sharding import Mesh
 
 POP_AXIS = "pop"
@@ -50,3 +55,55 @@ def request_cpu_devices(n: int) -> bool:
         return False
     os.environ["XLA_FLAGS"] = f"{flags} {_DEVICE_COUNT_FLAG}={n}".strip()
     return True
+
+
+def initialize_distributed(
+    coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None
+) -> bool:
+    """Join a multi-process run (``jax.distributed``) if one is described; return whether joined.
+
+    Arguments left ``None`` come from the environment: ``JAX_COORDINATOR_ADDRESS``
+    (``host:port`` of process 0), ``JAX_NUM_PROCESSES`` and ``JAX_PROCESS_ID``. Without a
+    coordinator nothing happens (a single-process run). On CPU the processes talk through gloo.
+    Must run before JAX initialises its backends.
+    """
+    env = os.environ
+    coordinator = coordinator or env.get("JAX_COORDINATOR_ADDRESS")
+    if not coordinator:
+        if num_processes is not None or process_id is not None:
+            raise ValueError("num_processes/process_id need a coordinator address (HOST:PORT)")
+        return False
+    if num_processes is None and "JAX_NUM_PROCESSES" in env:
+        num_processes = int(env["JAX_NUM_PROCESSES"])
+    if process_id is None and "JAX_PROCESS_ID" in env:
+        process_id = int(env["JAX_PROCESS_ID"])
+    if num_processes is None or process_id is None:
+        raise ValueError("a multi-process run needs num_processes and process_id")
+    if not 0 <= process_id < num_processes:
+        raise ValueError(f"process_id must be in [0, {num_processes}), got {process_id}")
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator, num_processes=num_processes, process_id=process_id)
+    return True
+
+
+def to_host(tree: Any) -> Any:
+    """NumPy copies of a pytree of arrays, also of global arrays spanning several processes.
+
+    Replicated arrays are read from a local shard; other arrays are gathered from all processes.
+    """
+
+    def copy(x):
+        if not isinstance(x, jax.Array) or x.is_fully_addressable:
+            return np.asarray(jax.device_get(x))
+        if x.sharding.is_fully_replicated:
+            return np.asarray(x.addressable_data(0))
+        return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+
+    return jax.tree.map(copy, tree)
+
+
+def broadcast_from_first_process(tree: Any) -> Any:
+    """Process 0's values of ``tree`` (NumPy leaves) on every process; identity in one process."""
+    if jax.process_count() == 1:
+        return tree
+    return to_host(multihost_utils.broadcast_one_to_all(tree))
