@@ -1,4 +1,6 @@
-"""Tiny deterministic task and policy whose returns are known in closed form."""
+"""Shared test helpers: a task and policy with closed-form returns, and run-folder readers."""
+
+import sys
 
 import chex
 import equinox as eqx
@@ -47,3 +49,18 @@ class Constant(Policy):
 
     def apply(self, params, obs, state, key):
         return jnp.full((self.action_size,), params["c"]) + 0.0 * obs[0], state
+
+
+def evolax_command(*args) -> list[str]:
+    """The `evolax` command line, run with this interpreter."""
+    return [sys.executable, "-m", "evolax.cli", *map(str, args)]
+
+
+def metric_rows(run_dir, kind: str, drop_wall_time: bool = False) -> list[dict]:
+    """The rows of one kind in a run's metrics.jsonl."""
+    from evolax.logging import read_rows
+
+    rows = [r for r in read_rows(run_dir / "metrics.jsonl") if r["kind"] == kind]
+    if drop_wall_time:
+        rows = [{k: v for k, v in r.items() if k != "wall_time"} for r in rows]
+    return rows

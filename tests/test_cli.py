@@ -2,10 +2,11 @@
 
 import json
 import subprocess
-import sys
 
 import pytest
 from PIL import Image
+
+from helpers import evolax_command
 
 SMALL = [
     "--pop-size", "8", "--n-repeats", "2", "--max-steps", "50", "--hidden-sizes", "8",
@@ -15,8 +16,9 @@ SMALL = [
 
 
 def evolax(*args, cwd):
-    command = [sys.executable, "-m", "evolax.cli", *map(str, args)]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        evolax_command(*args), cwd=cwd, capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")

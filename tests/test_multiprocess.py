@@ -1,17 +1,14 @@
 """Two processes on localhost (gloo CPU collectives) train together like one process does."""
 
-import json
 import os
 import socket
 import subprocess
-import sys
 
 import jax
 import numpy as np
 
-from evolax.checkpoint import CheckpointStore
-from evolax.config import build_trainer
-from evolax.runner import initial_state
+from evolax.runner import load_run
+from helpers import evolax_command, metric_rows
 
 SMALL = [
     "train", "cartpole", "--pop-size", "8", "--n-repeats", "2", "--max-steps", "60",
@@ -27,15 +24,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def evolax(*args):
-    return [sys.executable, "-m", "evolax.cli", *map(str, args)]
-
-
 def run_two_processes(*args):
     port = free_port()
     procs = [
         subprocess.Popen(
-            evolax(
+            evolax_command(
                 *args, "--coordinator", f"localhost:{port}", "--num-processes", 2, "--process-id", i
             ),
             env=ENV,
@@ -51,24 +44,10 @@ def run_two_processes(*args):
     return [out for out, _ in outputs]
 
 
-def train_rows(run_dir):
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    return [r for r in rows if r["kind"] == "train"]
-
-
-def final_state(run_dir):
-    config = json.loads((run_dir / "config.json").read_text())
-    trainer = build_trainer(config)
-    store = CheckpointStore(run_dir)
-    state, _ = store.restore(initial_state(trainer, config["seed"]))
-    store.close()
-    return state, config
-
-
 def test_two_processes_match_one_and_resume(tmp_path):
     single, multi = tmp_path / "single", tmp_path / "multi"
     done = subprocess.run(
-        evolax(*SMALL, "--generations", 4, "--run-dir", single),
+        evolax_command(*SMALL, "--generations", 4, "--run-dir", single),
         env=ENV, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -77,11 +56,12 @@ def test_two_processes_match_one_and_resume(tmp_path):
     assert "2 processes, 2 cpu device(s)" in out0 and "final test score" in out0
     assert "training" not in out1 and "final test score" not in out1  # only process 0 reports
 
-    a, b = train_rows(single), train_rows(multi)
+    a, b = metric_rows(single, "train"), metric_rows(multi, "train")
     assert [r["generation"] for r in b] == [1, 2, 3, 4]
     for key in ("fitness_max", "fitness_mean", "fitness_min", "env_steps"):
         np.testing.assert_allclose([r[key] for r in b], [r[key] for r in a], rtol=1e-4)
-    (state_a, _), (state_b, config) = final_state(single), final_state(multi)
+    _, _, state_a, _ = load_run(single)
+    config, _, state_b, _ = load_run(multi)
     assert config["processes"] == 2 and config["devices"] == 2
     for x, y in zip(
         jax.tree.leaves(state_a.algo_state), jax.tree.leaves(state_b.algo_state), strict=True
@@ -91,4 +71,4 @@ def test_two_processes_match_one_and_resume(tmp_path):
     # Resuming with two processes: process 0 restores and broadcasts the checkpoint.
     out0, _ = run_two_processes("train", "--resume", multi, "--generations", 6, "--no-progress")
     assert "resuming" in out0
-    assert [r["generation"] for r in train_rows(multi)] == [1, 2, 3, 4, 5, 6]
+    assert [r["generation"] for r in metric_rows(multi, "train")] == [1, 2, 3, 4, 5, 6]

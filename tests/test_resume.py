@@ -1,17 +1,14 @@
 """A training process killed with SIGKILL and resumed ends bit for bit like an uninterrupted run."""
 
-import json
 import signal
 import subprocess
-import sys
 import time
 
 import jax
 import numpy as np
 
-from evolax.checkpoint import CheckpointStore
-from evolax.config import build_trainer
-from evolax.runner import initial_state
+from evolax.runner import load_run
+from helpers import evolax_command, metric_rows
 
 ARGS = [
     "train", "cartpole", "--pop-size", "8", "--n-repeats", "2", "--max-steps", "200",
@@ -21,32 +18,17 @@ ARGS = [
 ]  # fmt: skip
 
 
-def evolax(*args, **kwargs):
-    return [sys.executable, "-m", "evolax.cli", *args]
-
-
-def final_state(run_dir):
-    config = json.loads((run_dir / "config.json").read_text())
-    trainer = build_trainer(config)
-    store = CheckpointStore(run_dir)
-    state, meta = store.restore(initial_state(trainer, config["seed"]))
-    store.close()
-    return state, meta
-
-
-def rows(run_dir, kind):
-    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
-    out = [json.loads(line) for line in lines]
-    return [{k: v for k, v in r.items() if k != "wall_time"} for r in out if r["kind"] == kind]
-
-
 def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
     straight, killed = tmp_path / "straight", tmp_path / "killed"
-    done = subprocess.run(evolax(*ARGS, "--run-dir", str(straight)), capture_output=True, text=True)
+    done = subprocess.run(
+        evolax_command(*ARGS, "--run-dir", str(straight)), capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
 
     process = subprocess.Popen(
-        evolax(*ARGS, "--run-dir", str(killed)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        evolax_command(*ARGS, "--run-dir", str(killed)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
@@ -60,13 +42,15 @@ def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
     assert process.returncode == -signal.SIGKILL
 
     resumed = subprocess.run(
-        evolax("train", "--resume", str(killed), "--no-progress"), capture_output=True, text=True
+        evolax_command("train", "--resume", str(killed), "--no-progress"),
+        capture_output=True,
+        text=True,
     )
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming" in resumed.stdout
 
-    a, meta_a = final_state(straight)
-    b, meta_b = final_state(killed)
+    _, _, a, meta_a = load_run(straight)
+    _, _, b, meta_b = load_run(killed)
     assert meta_a["generation"] == meta_b["generation"] == 40
     for x, y in zip(
         jax.tree.leaves(a.replace(key=jax.random.key_data(a.key))),
@@ -74,13 +58,13 @@ def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
         strict=True,
     ):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))  # bit for bit
-    assert rows(killed, "train") == rows(straight, "train")
-    assert rows(killed, "test") == rows(straight, "test")
+    for kind in ("train", "test"):
+        assert metric_rows(killed, kind, True) == metric_rows(straight, kind, True)
 
 
 def test_resume_refuses_to_change_the_configuration(tmp_path):
     result = subprocess.run(
-        evolax("train", "--resume", str(tmp_path), "--pop-size", "16"),
+        evolax_command("train", "--resume", str(tmp_path), "--pop-size", "16"),
         capture_output=True,
         text=True,
     )

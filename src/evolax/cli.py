@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evolax import __version__
-from evolax.config import ALGORITHMS, DEFAULTS, OPTIMIZERS, PRESETS, TASKS, build_trainer, resolve
+from evolax.config import ALGORITHMS, OPTIMIZERS, PRESETS, TASKS, build_trainer, resolve
 from evolax.sharding import initialize_distributed, request_cpu_devices
 
 EVAL_STREAM = 2  # key stream of `evolax eval` / `render` episodes (training uses 0, tests 1)
@@ -147,17 +146,10 @@ def _mesh(devices: int | None, pop_size: int):
     return population_mesh(available[:count])
 
 
-def _read_config(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "config.json"
-    if not path.exists():
-        raise ValueError(f"{run_dir} is not an evolax run folder (no config.json)")
-    return json.loads(path.read_text())
-
-
 def _train(args: argparse.Namespace) -> int:
     import jax
 
-    from evolax.runner import train
+    from evolax.runner import read_config, train
 
     overrides = {
         flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
@@ -174,7 +166,7 @@ def _train(args: argparse.Namespace) -> int:
                     f"--resume continues a run as configured; only --generations may change "
                     f"(got {changed or 'a task, --config or --run-dir'})"
                 )
-            config = _read_config(args.resume)
+            config = read_config(args.resume)
             if overrides["generations"] is not None:
                 config["generations"] = overrides["generations"]
             run_dir = args.resume
@@ -229,32 +221,15 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_solution(run_dir: Path, which: str):
-    """The run's trainer and its restored state (the best checkpoint, or the latest)."""
-    from evolax.checkpoint import BEST, LATEST, CheckpointStore
-    from evolax.runner import initial_state
-
-    config = _read_config(run_dir)
-    trainer = build_trainer(config)
-    store = CheckpointStore(
-        run_dir, keep=config.get("keep_checkpoints", DEFAULTS["keep_checkpoints"])
-    )
-    try:
-        target = BEST if which == "best" and store.steps(BEST) else LATEST
-        state, _ = store.restore(like=initial_state(trainer, config["seed"]), which=target)
-    finally:
-        store.close()
-    return config, trainer, state
-
-
 def _eval(args: argparse.Namespace) -> int:
     import jax
     import numpy as np
 
     from evolax.checkpoint import CheckpointError
+    from evolax.runner import load_run
 
     try:
-        config, trainer, state = _load_solution(args.run_dir, args.checkpoint)
+        config, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
     except (ValueError, CheckpointError) as error:
         return _fail("eval", error)
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
@@ -272,9 +247,10 @@ def _render(args: argparse.Namespace) -> int:
 
     from evolax.checkpoint import CheckpointError
     from evolax.render import render_episode
+    from evolax.runner import load_run
 
     try:
-        _, trainer, state = _load_solution(args.run_dir, args.checkpoint)
+        _, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
     except (ValueError, CheckpointError) as error:
         return _fail("render", error)
     out = args.out or args.run_dir / "episode.gif"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,15 @@ from typing import Any
 import jax
 import numpy as np
 
-from evolax.checkpoint import CheckpointError, CheckpointStore, flatten_state, unflatten_state
+from evolax.checkpoint import (
+    BEST,
+    LATEST,
+    CheckpointError,
+    CheckpointStore,
+    flatten_state,
+    unflatten_state,
+)
+from evolax.config import build_trainer
 from evolax.logging import (
     JsonLinesSink,
     ProgressBar,
@@ -59,6 +68,38 @@ class _Chunks:
         compiled = time.perf_counter()
         state, history = jax.block_until_ready(self._compiled[n](state))
         return state, to_host(history), compiled - start, time.perf_counter() - compiled
+
+
+def read_config(run_dir: str | Path) -> dict[str, Any]:
+    """The resolved configuration a run folder records."""
+    path = Path(run_dir) / CONFIG
+    if not path.exists():
+        raise ValueError(f"{run_dir} is not an evolax run folder (no {CONFIG})")
+    return json.loads(path.read_text())
+
+
+def load_run(
+    run_dir: str | Path, which: str = "latest"
+) -> tuple[dict[str, Any], Trainer, TrainState, dict[str, Any]]:
+    """Rebuild a run from its folder: ``(config, trainer, state, checkpoint metadata)``.
+
+    Args:
+        run_dir: a folder written by :func:`train`.
+        which: ``"latest"`` (newest good checkpoint) or ``"best"`` (best test score; the
+            latest when the run has no best checkpoint yet).
+    """
+    if which not in ("latest", "best"):
+        raise ValueError(f"which must be 'latest' or 'best', got {which!r}")
+    path = Path(run_dir)
+    config = read_config(path)
+    trainer = build_trainer(config)
+    store = CheckpointStore(path, keep=config["keep_checkpoints"])
+    try:
+        folder = BEST if which == "best" and store.steps(BEST) else LATEST
+        state, meta = store.restore(like=initial_state(trainer, config["seed"]), which=folder)
+    finally:
+        store.close()
+    return config, trainer, state, meta
 
 
 def _next_boundary(generation: int, total: int, intervals: tuple[int, ...]) -> int:
@@ -239,4 +280,12 @@ def train(
     return TrainResult(state=state, summary=summary)
 
 
-__all__ = ["CheckpointError", "TrainResult", "initial_state", "held_out_key", "train"]
+__all__ = [
+    "CheckpointError",
+    "TrainResult",
+    "held_out_key",
+    "initial_state",
+    "load_run",
+    "read_config",
+    "train",
+]
