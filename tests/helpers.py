@@ -64,3 +64,32 @@ def metric_rows(run_dir, kind: str, drop_wall_time: bool = False) -> list[dict]:
     if drop_wall_time:
         rows = [{k: v for k, v in r.items() if k != "wall_time"} for r in rows]
     return rows
+
+
+@chex.dataclass(frozen=True)
+class BatchState:
+    obs: jax.Array  # [batch, features]
+    target: jax.Array  # [batch]
+
+
+class LinearRegression(Task):
+    """A one-step supervised task: predict ``target`` from a batch of features."""
+
+    max_steps: int = eqx.field(static=True, default=1)
+    obs_shape: tuple = eqx.field(static=True, default=(4096, 64))
+    action_shape: tuple = eqx.field(static=True, default=(4096,))
+
+    def reset(self, key):
+        x = jax.random.normal(key, self.obs_shape)
+        return BatchState(obs=x, target=jnp.sum(x, axis=1))
+
+    def step(self, state, action, key):
+        return state, -jnp.mean((action - state.target) ** 2), jnp.array(True)
+
+
+class Linear(Policy):
+    def init(self, key, obs_shape, action_shape):
+        return {"w": jnp.zeros(obs_shape[1])}
+
+    def apply(self, params, obs, state, key):
+        return obs @ params["w"], state

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from evolax import MLP, CartPoleSwingUp, ObsStats, evaluate
-from helpers import Constant, Countdown
+from helpers import Constant, Countdown, Linear, LinearRegression
 
 
 def lengths_for(key, n_repeats):
@@ -83,3 +83,18 @@ def test_bad_n_repeats(key, n_repeats):
 def test_ragged_population(key):
     with pytest.raises(ValueError, match="leading pop axis"):
         evaluate(Constant(), Countdown(), {"c": jnp.ones(2), "d": jnp.ones(3)}, key)
+
+
+def test_one_step_task_shares_its_batch_across_the_population(key):
+    """The first observation (a 1 MiB batch) is read in place, never copied per individual."""
+    task, pop = LinearRegression(), 64
+    population = {"w": jnp.stack([jnp.full(64, c) for c in jnp.linspace(0.0, 2.0, pop)])}
+    run = jax.jit(lambda p, k: evaluate(Linear(), task, p, k, n_repeats=1))
+    fitness, info = run(population, key)
+    # w = 1 predicts the target exactly; the error grows as (c - 1)^2 * features
+    best = int(jnp.argmax(fitness))
+    assert abs(float(population["w"][best, 0]) - 1.0) < 0.02
+    np.testing.assert_array_equal(info.lengths, 1)
+    batch_bytes = 4096 * 64 * 4
+    temp = run.lower(population, key).compile().memory_analysis().temp_size_in_bytes
+    assert temp < 8 * batch_bytes, temp  # a per-individual copy would need 64 batches

@@ -60,10 +60,6 @@ def step_keys(episode_step_key: PRNGKey, t: jax.Array) -> tuple[jax.Array, jax.A
     return keys[0], keys[1]
 
 
-def _broadcast(tree, n: int):
-    return jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *jnp.shape(x))), tree)
-
-
 def evaluate(
     policy: Policy,
     task: Task,
@@ -102,12 +98,34 @@ def evaluate(
     _check_shapes(policy, task, population, key)
 
     reset_keys, policy_keys, episode_step_keys = episode_keys(key, n_repeats)
-    task_state = _broadcast(jax.vmap(task.reset)(reset_keys), pop_size)
-    policy_state = _broadcast(jax.vmap(policy.reset)(policy_keys), pop_size)
+    task_state = jax.vmap(task.reset)(reset_keys)  # [repeats]: shared by the whole population
+    policy_state = jax.vmap(policy.reset)(policy_keys)
 
-    # Inner vmap: repeats sharing one individual's params; outer vmap: the population.
+    # Inner vmap: repeats sharing one individual's params; outer vmap: the population. The
+    # first step reads the shared initial states (in_axes None over the population), so a
+    # batch of data in the first observation is never copied per individual; after it, every
+    # individual has its own states.
+    act_first = jax.vmap(
+        jax.vmap(policy.apply, in_axes=(None, 0, 0, 0)), in_axes=(0, None, None, None)
+    )
+    step_first = jax.vmap(jax.vmap(task.step), in_axes=(None, 0, None))
     act = jax.vmap(jax.vmap(policy.apply, in_axes=(None, 0, 0, 0)), in_axes=(0, 0, 0, None))
     step = jax.vmap(jax.vmap(task.step), in_axes=(0, 0, None))
+
+    obs = task_state.obs
+    if obs_stats is not None:
+        pivot = obs_stats.pivot(obs[0])
+        count, total, squares = shifted_sums(obs, jnp.ones(n_repeats, bool), pivot)
+        sums = (count * pop_size, total * pop_size, squares * pop_size)
+        obs = obs_stats.normalize(obs)
+    else:
+        sums = ()
+    policy_keys, task_keys = jax.vmap(step_keys, in_axes=(0, None))(episode_step_keys, 0)
+    action, policy_state = act_first(population, obs, policy_state, policy_keys)
+    task_state, reward, done = step_first(task_state, action, task_keys)
+    returns = reward.astype(jnp.float32)
+    lengths = jnp.ones((pop_size, n_repeats), jnp.int32)
+    alive = ~done
 
     def body(carry):
         t, task_state, policy_state, returns, lengths, alive, sums = carry
@@ -127,23 +145,9 @@ def evaluate(
         t, *_, alive, _ = carry
         return (t < task.max_steps) & jnp.any(alive)
 
-    shape = (pop_size, n_repeats)
-    alive0 = jnp.ones(shape, bool)
-    if obs_stats is None:
-        sums = ()
-    else:
-        pivot = obs_stats.pivot(task_state.obs[0, 0])
-        sums = jax.tree.map(jnp.zeros_like, shifted_sums(task_state.obs, alive0, pivot))
-    carry = (
-        jnp.zeros([], jnp.int32),
-        task_state,
-        policy_state,
-        jnp.zeros(shape, jnp.float32),
-        jnp.zeros(shape, jnp.int32),
-        alive0,
-        sums,
-    )
-    _, _, _, returns, lengths, _, sums = jax.lax.while_loop(cond, body, carry)
+    if task.max_steps > 1:
+        carry = (jnp.ones([], jnp.int32), task_state, policy_state, returns, lengths, alive, sums)
+        _, _, _, returns, lengths, _, sums = jax.lax.while_loop(cond, body, carry)
     if axis_name is not None:
         sums = jax.lax.psum(sums, axis_name)
     new_stats = None if obs_stats is None else obs_stats.merge(*sums, pivot)
