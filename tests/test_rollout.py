@@ -98,3 +98,21 @@ def test_one_step_task_shares_its_batch_across_the_population(key):
     batch_bytes = 4096 * 64 * 4
     temp = run.lower(population, key).compile().memory_analysis().temp_size_in_bytes
     assert temp < 8 * batch_bytes, temp  # a per-individual copy would need 64 batches
+
+
+@pytest.mark.parametrize("pop_chunk", [1, 2])
+def test_evaluating_in_groups_equals_all_at_once(key, pop_chunk):
+    policy, task = MLP(hidden_sizes=(8,)), CartPoleSwingUp(max_steps=40)
+    params = [policy.init(k, (5,), (1,)) for k in jax.random.split(key, 4)]
+    population = jax.tree.map(lambda *x: jnp.stack(x), *params)
+    stats = ObsStats.zeros((5,))
+    whole, info = evaluate(policy, task, population, key, n_repeats=3, obs_stats=stats)
+    grouped, info_g = evaluate(
+        policy, task, population, key, n_repeats=3, obs_stats=stats, pop_chunk=pop_chunk
+    )
+    np.testing.assert_allclose(grouped, whole, rtol=1e-5)
+    np.testing.assert_array_equal(info_g.lengths, info.lengths)
+    assert float(info_g.obs_stats.count) == float(info.obs_stats.count)
+    np.testing.assert_allclose(info_g.obs_stats.mean, info.obs_stats.mean, rtol=1e-5)
+    with pytest.raises(ValueError, match="pop_chunk=3 must divide the population"):
+        evaluate(policy, task, population, key, pop_chunk=3)

@@ -1,22 +1,24 @@
 """evolax: hardware-accelerated neuroevolution in JAX."""
 
-from evolax import algorithms, policies, sharding, tasks
+from evolax import algorithms, data, policies, sharding, tasks
 from evolax.algorithms import PGPE, Algorithm
 from evolax.normalize import ObsStats
 from evolax.optim import clipup
-from evolax.policies import MLP, Policy
+from evolax.policies import MLP, ConvNet, Policy
 from evolax.rollout import EvalInfo, evaluate
 from evolax.runner import TrainResult, train
-from evolax.tasks import CartPoleSwingUp, Task
+from evolax.tasks import MNIST, CartPoleSwingUp, Task
 from evolax.trainer import Trainer, TrainState
 
 __version__ = "0.1.0"
 
 __all__ = [
     "MLP",
+    "MNIST",
     "PGPE",
     "Algorithm",
     "CartPoleSwingUp",
+    "ConvNet",
     "EvalInfo",
     "ObsStats",
     "Policy",
@@ -26,6 +28,7 @@ __all__ = [
     "Trainer",
     "algorithms",
     "clipup",
+    "data",
     "evaluate",
     "policies",
     "sharding",

@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from evolax import __version__
-from evolax.config import ALGORITHMS, OPTIMIZERS, PRESETS, TASKS, build_trainer, resolve
+from evolax.config import (
+    ALGORITHMS,
+    OPTIMIZERS,
+    POLICIES,
+    PRESETS,
+    TASKS,
+    build_trainer,
+    resolve,
+)
 from evolax.sharding import initialize_distributed, request_cpu_devices
 
 EVAL_STREAM = 2  # key stream of `evolax eval` / `render` episodes (training uses 0, tests 1)
@@ -40,6 +48,9 @@ def _sizes(text: str) -> list[int]:
 _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--hard", {"action": "store_const", "const": True, "help": "cart-pole: hard initial states"}),
     ("--max-steps", {"type": _positive_int, "help": "episode length limit"}),
+    ("--batch-size", {"type": _positive_int, "help": "supervised tasks: training batch size"}),
+    ("--data-dir", {"help": "folder with the dataset files (default: $EVOLAX_DATA_DIR, cache)"}),
+    ("--policy", {"choices": sorted(POLICIES), "help": "policy network"}),
     ("--algo", {"choices": sorted(ALGORITHMS), "help": "algorithm"}),
     ("--pop-size", {"type": _positive_int, "help": "population size"}),
     ("--optimizer", {"choices": sorted(OPTIMIZERS), "help": "centre optimizer"}),
@@ -49,6 +60,7 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--std-max-change", {"type": float, "help": "bound on the relative std change"}),
     ("--hidden-sizes", {"type": _sizes, "help": "MLP widths, e.g. 64,64"}),
     ("--n-repeats", {"type": _positive_int, "help": "episodes per individual"}),
+    ("--pop-chunk", {"type": _positive_int, "help": "evaluate this many individuals at a time"}),
     ("--normalize-obs", {"action": "store_const", "const": True, "help": "normalise obs"}),
     ("--generations", {"type": _positive_int, "help": "generation to train up to"}),
     ("--seed", {"type": int, "help": "random seed"}),
@@ -222,6 +234,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    import equinox as eqx
     import jax
     import numpy as np
 
@@ -233,7 +246,7 @@ def _eval(args: argparse.Namespace) -> int:
     except (ValueError, CheckpointError) as error:
         return _fail("eval", error)
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
-    scores = np.asarray(jax.jit(trainer.test, static_argnums=2)(state, key, args.episodes))
+    scores = np.asarray(eqx.filter_jit(trainer.test)(state, key, args.episodes))
     print(
         f"{config['task']} ({args.checkpoint} solution, generation {int(state.generation)}): "
         f"mean {scores.mean():.2f} +- {scores.std():.2f}, min {scores.min():.2f}, "

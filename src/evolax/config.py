@@ -6,6 +6,7 @@ resolved one, from which ``evolax train --resume``, ``eval`` and ``render`` rebu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -13,15 +14,19 @@ import optax
 from jax.sharding import Mesh
 
 from evolax.algorithms import PGPE, Algorithm
+from evolax.data import MnistData, load_mnist
 from evolax.optim import clipup
-from evolax.policies import MLP, Policy
-from evolax.tasks import CartPoleSwingUp, Task
+from evolax.policies import MLP, ConvNet, Policy
+from evolax.tasks import MNIST, CartPoleSwingUp, Task
 from evolax.trainer import Trainer
 
 DEFAULTS: dict[str, Any] = {
     "task": "cartpole",
     "hard": False,
     "max_steps": 1000,
+    "batch_size": 1024,
+    "data_dir": None,
+    "policy": "mlp",
     "algo": "pgpe",
     "pop_size": 64,
     "optimizer": "adam",
@@ -31,6 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "std_max_change": 0.2,
     "hidden_sizes": [64, 64],
     "n_repeats": 16,
+    "pop_chunk": None,
     "normalize_obs": False,
     "generations": 1000,
     "seed": 0,
@@ -60,10 +66,28 @@ _EVOJAX_CARTPOLE = {  # EvoJAX examples/train_cartpole.py defaults
 PRESETS: dict[str, dict[str, Any]] = {
     "cartpole_easy": {**_EVOJAX_CARTPOLE, "hard": False},
     "cartpole_hard": {**_EVOJAX_CARTPOLE, "hard": True},
+    "mnist": {  # EvoJAX scripts/benchmarks/configs/PGPE/mnist.yaml
+        "task": "mnist",
+        "policy": "convnet",
+        "pop_size": 64,
+        "optimizer": "adam",
+        "center_lr": 0.006,
+        "std_lr": 0.089,
+        "init_std": 0.039,
+        "batch_size": 1024,
+        "n_repeats": 1,
+        "pop_chunk": 1,  # CPU convolutions run fastest one individual at a time
+        "generations": 2000,
+        "test_interval": 500,
+        "log_interval": 100,
+        "checkpoint_interval": 500,
+        "test_episodes": 1,  # the test is the whole 10,000-image test set
+        "seed": 42,
+    },
 }
 """Named configurations reproducing EvoJAX's benchmark configs (``--config NAME``)."""
 
-DEFAULT_PRESET = {"cartpole": "cartpole_easy"}
+DEFAULT_PRESET = {"cartpole": "cartpole_easy", "mnist": "mnist"}
 """The preset a bare ``evolax train TASK`` starts from."""
 
 
@@ -83,6 +107,8 @@ def resolve(preset: str | None, overrides: dict[str, Any]) -> dict[str, Any]:
     config = {**DEFAULTS, **PRESETS.get(preset, {}), **given}
     if config["task"] not in TASKS:
         raise ValueError(f"unknown task {config['task']!r}; choose from {sorted(TASKS)}")
+    if config["policy"] not in POLICIES:
+        raise ValueError(f"unknown policy {config['policy']!r}; choose from {sorted(POLICIES)}")
     if config["algo"] not in ALGORITHMS:
         raise ValueError(f"unknown algo {config['algo']!r}; choose from {sorted(ALGORITHMS)}")
     if config["optimizer"] not in OPTIMIZERS:
@@ -99,7 +125,20 @@ def _cartpole(config: dict[str, Any], test: bool) -> Task:
     return CartPoleSwingUp(hard=config["hard"], max_steps=config["max_steps"])
 
 
-TASKS: dict[str, Callable[[dict[str, Any], bool], Task]] = {"cartpole": _cartpole}
+@functools.lru_cache(maxsize=2)
+def _mnist_data(data_dir: str | None) -> MnistData:
+    return load_mnist(data_dir)  # read once for the training and the test task
+
+
+def _mnist(config: dict[str, Any], test: bool) -> Task:
+    data = _mnist_data(config["data_dir"])
+    return MNIST(batch_size=config["batch_size"], test=test, data=data)
+
+
+TASKS: dict[str, Callable[[dict[str, Any], bool], Task]] = {
+    "cartpole": _cartpole,
+    "mnist": _mnist,
+}
 
 OPTIMIZERS: dict[str, Callable[[float], optax.GradientTransformation]] = {
     "adam": lambda lr: optax.adam(lr),
@@ -121,18 +160,21 @@ def _pgpe(config: dict[str, Any]) -> Algorithm:
 ALGORITHMS: dict[str, Callable[[dict[str, Any]], Algorithm]] = {"pgpe": _pgpe}
 
 
-def build_policy(config: dict[str, Any]) -> Policy:
-    return MLP(hidden_sizes=tuple(config["hidden_sizes"]), output_activation="tanh")
+POLICIES: dict[str, Callable[[dict[str, Any]], Policy]] = {
+    "mlp": lambda config: MLP(hidden_sizes=tuple(config["hidden_sizes"])),
+    "convnet": lambda config: ConvNet(),
+}
 
 
 def build_trainer(config: dict[str, Any], mesh: Mesh | None = None) -> Trainer:
     """The :class:`Trainer` a resolved configuration describes."""
     return Trainer(
         algorithm=ALGORITHMS[config["algo"]](config),
-        policy=build_policy(config),
+        policy=POLICIES[config["policy"]](config),
         task=TASKS[config["task"]](config, False),
         n_repeats=config["n_repeats"],
         normalize_obs=config["normalize_obs"],
         test_task=TASKS[config["task"]](config, True),
         mesh=mesh,
+        pop_chunk=config["pop_chunk"],
     )

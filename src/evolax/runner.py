@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import equinox as eqx
 import jax
 import numpy as np
 
@@ -55,18 +56,27 @@ def held_out_key(seed: int, generation: int) -> jax.Array:
 
 
 class _Chunks:
-    """Ahead-of-time compiled ``Trainer.run`` per chunk length, with compile and run times."""
+    """Ahead-of-time compiled ``Trainer.run`` per chunk length, with compile and run times.
+
+    The trainer's arrays (a task's dataset, say) are passed as arguments, not baked into the
+    program as constants.
+    """
 
     def __init__(self, trainer: Trainer):
-        self._run = jax.jit(trainer.run, static_argnums=1)
+        self._arrays, static = eqx.partition(trainer, eqx.is_array)
+
+        def run(arrays, state, n):
+            return eqx.combine(arrays, static).run(state, n)
+
+        self._run = jax.jit(run, static_argnums=2)
         self._compiled: dict[int, Any] = {}
 
     def __call__(self, state: TrainState, n: int) -> tuple[TrainState, dict, float, float]:
         start = time.perf_counter()
         if n not in self._compiled:
-            self._compiled[n] = self._run.lower(state, n).compile()
+            self._compiled[n] = self._run.lower(self._arrays, state, n).compile()
         compiled = time.perf_counter()
-        state, history = jax.block_until_ready(self._compiled[n](state))
+        state, history = jax.block_until_ready(self._compiled[n](self._arrays, state))
         return state, to_host(history), compiled - start, time.perf_counter() - compiled
 
 
@@ -197,7 +207,7 @@ def train(
             sink.write(row)
 
     chunks = _Chunks(trainer)
-    test = jax.jit(trainer.test, static_argnums=2)
+    test = eqx.filter_jit(trainer.test)
     timing = {"compile_s": 0.0, "run_s": 0.0, "test_s": 0.0, "checkpoint_s": 0.0, "log_s": 0.0}
     env_steps_run = 0.0
     last_test: dict[str, float] = {}

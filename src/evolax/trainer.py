@@ -56,6 +56,8 @@ class Trainer(eqx.Module):
         test_task: the task :meth:`test` scores the best solution on (default: ``task``).
         mesh: a device mesh with a ``"pop"`` axis (see :func:`evolax.sharding.population_mesh`);
             each device then evaluates its slice of the population. ``None``: no sharding.
+        pop_chunk: evaluate (each device's slice of) the population in groups of this many
+            individuals one after another instead of all at once (see :func:`evaluate`).
     """
 
     algorithm: Algorithm
@@ -65,6 +67,7 @@ class Trainer(eqx.Module):
     normalize_obs: bool = eqx.field(static=True, default=False)
     test_task: Task | None = None
     mesh: Mesh | None = eqx.field(static=True, default=None)
+    pop_chunk: int | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
         check_positive_int("n_repeats", self.n_repeats)
@@ -76,7 +79,14 @@ class Trainer(eqx.Module):
     def _evaluate(self, population, key, obs_stats) -> tuple[jax.Array, EvalInfo]:
         def run(population, key, obs_stats, axis_name=None):
             return evaluate(
-                self.policy, self.task, population, key, self.n_repeats, obs_stats, axis_name
+                self.policy,
+                self.task,
+                population,
+                key,
+                self.n_repeats,
+                obs_stats,
+                axis_name,
+                self.pop_chunk,
             )
 
         if self.mesh is None:

@@ -187,8 +187,8 @@ def _missing_message(missing: list[str], folders: list[Path], reason: str) -> st
     return (
         f"MNIST files not found ({reason}): missing {', '.join(missing)}.\n"
         f"Looked for the four files {names} in:\n{searched}\n"
-        f"Put the files in one of these folders or set {DATA_DIR_ENV} to a folder (or its "
-        "mnist/ subfolder) that holds them."
+        f"Put the files in one of these folders, or set {DATA_DIR_ENV} to a folder that holds "
+        "them (directly or in its mnist/ subfolder)."
     )
 
 

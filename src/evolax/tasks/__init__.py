@@ -2,5 +2,6 @@
 
 from evolax.tasks.base import Task
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
+from evolax.tasks.mnist import MNIST, MnistState
 
-__all__ = ["CartPoleState", "CartPoleSwingUp", "Task"]
+__all__ = ["MNIST", "CartPoleState", "CartPoleSwingUp", "MnistState", "Task"]
