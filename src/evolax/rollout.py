@@ -60,8 +60,9 @@ def step_keys(episode_step_key: PRNGKey, t: jax.Array) -> tuple[jax.Array, jax.A
     return keys[0], keys[1]
 
 
-def _rollout(policy, task, population, key, n_repeats, obs_stats, pop_size):
+def _rollout(policy, task, population, key, n_repeats, obs_stats):
     """``evaluate``'s episodes: returns, lengths, obs sums (and their pivot) of a population."""
+    pop_size = population_size(population)
     reset_keys, policy_keys, episode_step_keys = episode_keys(key, n_repeats)
     task_state = jax.vmap(task.reset)(reset_keys)  # [repeats]: shared by the whole population
     policy_state = jax.vmap(policy.reset)(policy_keys)
@@ -166,14 +167,14 @@ def evaluate(
         )
     if chunk == pop_size:
         returns, lengths, sums, pivot = _rollout(
-            policy, task, population, key, n_repeats, obs_stats, pop_size
+            policy, task, population, key, n_repeats, obs_stats
         )
     else:  # groups of `chunk` individuals one after another
         groups = jax.tree.map(
             lambda x: x.reshape(pop_size // chunk, chunk, *x.shape[1:]), population
         )
         returns, lengths, sums, pivot = jax.lax.map(
-            lambda group: _rollout(policy, task, group, key, n_repeats, obs_stats, chunk), groups
+            lambda group: _rollout(policy, task, group, key, n_repeats, obs_stats), groups
         )
         returns, lengths = (x.reshape(pop_size, n_repeats) for x in (returns, lengths))
         sums = jax.tree.map(lambda x: jnp.sum(x, axis=0), sums)
