@@ -3,13 +3,15 @@
 Both train EvoJAX's published cart-pole configuration from scratch (PGPE pop 64, adam centre
 lr 0.05, std lr 0.1, init std 0.1, MLP [64, 64], 16 repeats, 1000-step episodes) for the same
 number of generations; a generation is ask + evaluate + tell. Compilation is excluded (one
-warm-up generation each). Rounds alternate between the libraries so that machine drift hits
-all of them. Run with `nox -s bench` (installs EvoJAX 0.2.17 beside evolax).
+warm-up generation each). Each library runs in a worker process of its own, and the script
+alternates timing rounds between them so that machine drift hits all of them. Run with
+`nox -s bench` (installs EvoJAX 0.2.17 beside evolax).
 
-Both get every core: the process exposes one XLA CPU device per core. evolax splits the
-population over them (its 1-device time is reported too); EvoJAX's SimManager then takes its
-`pmap` path, which needs `jax.tree_map` (removed from current JAX), so the script restores that
-alias for it.
+evolax gets one XLA CPU device per core and splits the population over them (its 1-device
+time is reported too). EvoJAX runs on one device by default: with `--evojax-devices 2` its
+SimManager takes its `pmap` path, which needs `jax.tree_map` (removed from current JAX; the
+script restores the alias) and which, on 2 CPU devices, sometimes stalls in an all-gather until
+XLA aborts the process (seen in 3 of 6 runs here).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import logging
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from importlib.metadata import version
 from pathlib import Path
@@ -101,26 +105,72 @@ def evojax_runner(seed: int):
     return generations
 
 
+def worker(name: str, evojax_devices: int) -> None:
+    """One library in its own process: warm up, then time `N` generations per stdin line."""
+    # before JAX initialises its backends
+    request_cpu_devices(evojax_devices if name == "evojax" else os.cpu_count() or 1)
+    if name == "evojax":
+        runner = evojax_runner(0)
+    else:
+        runner = evolax_runner(0, len(jax.devices()) if name == "evolax-all" else 1)
+    runner(1)  # warm up: compile (EvoJAX compiles on its first generation)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        n = int(line)
+        print(runner(n) / n, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--generations", type=int, default=10, help="generations per round")
     parser.add_argument("--rounds", type=int, default=2, help="alternating timing rounds")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/cartpole_speed.json"))
+    parser.add_argument(
+        "--worker", choices=["evolax-all", "evolax-1", "evojax"], help=argparse.SUPPRESS
+    )
+    parser.add_argument("--evojax-devices", type=int, default=1, help="CPU devices for EvoJAX")
     args = parser.parse_args()
-    request_cpu_devices(os.cpu_count() or 1)  # before JAX initialises its backends
+    if args.worker:
+        return worker(args.worker, args.evojax_devices)
 
-    n_devices = len(jax.devices())
-    runners = {
-        f"evolax ({n_devices} devices)": evolax_runner(0, n_devices),
-        "evolax (1 device)": evolax_runner(0, 1),
-        f"evojax ({jax.local_device_count()} devices, pmap)": evojax_runner(0),
+    # Each library runs in its own process (they would share XLA's CPU thread pool otherwise;
+    # a jit program and EvoJAX's pmap in one process once stalled in a collective), and the
+    # parent alternates timing rounds between them.
+    n_devices = os.cpu_count() or 1
+    names = {
+        "evolax-all": f"evolax ({n_devices} devices)",
+        "evolax-1": "evolax (1 device)",
+        "evojax": f"evojax ({args.evojax_devices} device(s))",
     }
-    for runner in runners.values():
-        runner(1)  # warm up: compile (EvoJAX compiles on its first generation)
-    times: dict[str, list[float]] = {name: [] for name in runners}
+    workers = {
+        key: subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                key,
+                "--evojax-devices",
+                f"{args.evojax_devices}",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for key in names
+    }
+    for key, process in workers.items():
+        line = process.stdout.readline().strip()
+        if line != "ready":
+            raise RuntimeError(f"{key} worker failed to start (exit {process.wait()})")
+    times: dict[str, list[float]] = {name: [] for name in names.values()}
     for _ in range(args.rounds):
-        for name, runner in runners.items():
-            times[name].append(runner(args.generations) / args.generations)
+        for key, process in workers.items():
+            process.stdin.write(f"{args.generations}\n")
+            process.stdin.flush()
+            times[names[key]].append(float(process.stdout.readline()))
+    for process in workers.values():
+        process.stdin.close()
+        process.wait()
     per_gen = {name: statistics.median(t) for name, t in times.items()}
     evolax_best = min(t for name, t in per_gen.items() if name.startswith("evolax"))
     evojax_best = min(t for name, t in per_gen.items() if name.startswith("evojax"))
@@ -142,7 +192,7 @@ def main() -> None:
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
-            "backend": jax.default_backend(),
+            "backend": "cpu",
         },
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -150,7 +200,7 @@ def main() -> None:
     print("| library | s / generation |\n|---|---|")
     for name, seconds in per_gen.items():
         print(f"| {name} | {seconds:.3f} |")
-    where = f"{jax.default_backend()}, {os.cpu_count()} cores"
+    where = f"cpu, {os.cpu_count()} cores"
     print(f"\nevolax is {ratio:.1f}x EvoJAX's throughput ({where})")
 
 
