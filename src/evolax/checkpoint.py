@@ -142,22 +142,16 @@ class CheckpointStore:
                 )
                 meta = dict(restored["meta"])
                 leaves = [np.asarray(restored["state"][k]) for k in sorted(restored["state"])]
-                if meta.get("structure") != expected:
-                    raise CheckpointError(
-                        "it holds a differently shaped training state (another configuration?)"
-                    )
                 if _digest(leaves) != meta.get("sha256"):
-                    raise CheckpointError("its arrays do not match the recorded SHA-256")
-            except CheckpointError as error:
-                if "differently shaped" in str(error):
-                    raise CheckpointError(
-                        f"checkpoint {self.run_dir / which / str(step)}: {error}"
-                    ) from None
+                    raise ValueError("its arrays do not match the recorded SHA-256")
+            except Exception as error:  # unreadable: orbax/tensorstore errors or a bad digest
                 problems.append(self._quarantine(manager, which, step, error))
                 continue
-            except Exception as error:  # orbax/tensorstore errors on truncated or missing files
-                problems.append(self._quarantine(manager, which, step, error))
-                continue
+            if meta.get("structure") != expected:  # intact, but not this run's: never skip it
+                raise CheckpointError(
+                    f"checkpoint {self.run_dir / which / str(step)} holds a differently shaped "
+                    "training state (another configuration?)"
+                )
             return unflatten_state(like, leaves), meta
         detail = "; ".join(problems) if problems else "none saved"
         raise CheckpointError(f"no usable checkpoint in {self.run_dir / which}: {detail}")
