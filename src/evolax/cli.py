@@ -267,13 +267,11 @@ def _render(args: argparse.Namespace) -> int:
     except (ValueError, CheckpointError) as error:
         return _fail("render", error)
     out = args.out or args.run_dir / "episode.gif"
-    params = trainer.algorithm.best(state.algo_state)
-    stats = state.obs_stats if trainer.normalize_obs else None
+    params, stats = trainer.solution(state)
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
-    task = trainer.test_task or trainer.task
     try:
         frames, episode_return = render_episode(
-            trainer.policy, task, params, key, out, obs_stats=stats
+            trainer.policy, trainer.evaluation_task, params, key, out, obs_stats=stats
         )
     except NotImplementedError as error:
         return _fail("render", error)

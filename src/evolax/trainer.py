@@ -149,11 +149,24 @@ class Trainer(eqx.Module):
         self, state: TrainState, key: PRNGKey, n_episodes: int = 100
     ) -> Float[Array, " episodes"]:
         """Returns of the algorithm's best solution over ``n_episodes`` test episodes."""
-        best = self.algorithm.best(state.algo_state)
+        best, stats = self.solution(state)
         population = jax.tree.map(lambda x: x[None], best)
-        task = self.task if self.test_task is None else self.test_task
-        stats = state.obs_stats if self.normalize_obs else None
         _, info = evaluate(
-            self.policy, task, population, key, n_repeats=n_episodes, obs_stats=stats
+            self.policy,
+            self.evaluation_task,
+            population,
+            key,
+            n_repeats=n_episodes,
+            obs_stats=stats,
         )
         return info.returns[0]
+
+    @property
+    def evaluation_task(self) -> Task:
+        """The task solutions are tested on: ``test_task``, or else the training task."""
+        return self.task if self.test_task is None else self.test_task
+
+    def solution(self, state: TrainState) -> tuple[object, ObsStats | None]:
+        """The genome to deploy and the observation statistics it needs (``None`` if unused)."""
+        stats = state.obs_stats if self.normalize_obs else None
+        return self.algorithm.best(state.algo_state), stats
