@@ -69,4 +69,4 @@ def test_resume_refuses_to_change_the_configuration(tmp_path):
         text=True,
     )
     assert result.returncode == 2
-    assert "only --generations may change" in result.stderr
+    assert "only --generations and --cpu-devices may change" in result.stderr

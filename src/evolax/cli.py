@@ -61,6 +61,13 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--hidden-sizes", {"type": _sizes, "help": "MLP widths, e.g. 64,64"}),
     ("--n-repeats", {"type": _positive_int, "help": "episodes per individual"}),
     ("--pop-chunk", {"type": _positive_int, "help": "evaluate this many individuals at a time"}),
+    (
+        "--cpu-devices",
+        {
+            "type": _positive_int,
+            "help": "on a CPU host: XLA devices to create (default: 1 per core)",
+        },
+    ),
     ("--normalize-obs", {"action": "store_const", "const": True, "help": "normalise obs"}),
     ("--generations", {"type": _positive_int, "help": "generation to train up to"}),
     ("--seed", {"type": int, "help": "random seed"}),
@@ -70,7 +77,8 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--checkpoint-interval", {"type": _positive_int, "help": "generations between checkpoints"}),
     ("--keep-checkpoints", {"type": _positive_int, "help": "recent checkpoints to keep"}),
 ]
-_RESUMABLE = {"generations"}  # the only configuration a resumed run may change
+# what a resumed run may change (results do not depend on the device count)
+_RESUMABLE = {"generations", "cpu_devices"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -168,25 +176,26 @@ def _train(args: argparse.Namespace) -> int:
         for flag, _ in _CONFIG_FLAGS
     }
     try:
-        distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
         if args.resume is not None:
             changed = sorted(
                 k for k, v in overrides.items() if v is not None and k not in _RESUMABLE
             )
             if changed or args.task or args.config or args.run_dir:
                 raise ValueError(
-                    f"--resume continues a run as configured; only --generations may change "
-                    f"(got {changed or 'a task, --config or --run-dir'})"
+                    "--resume continues a run as configured; only --generations and "
+                    f"--cpu-devices may change (got {changed or 'a task, --config or --run-dir'})"
                 )
             config = read_config(args.resume)
-            if overrides["generations"] is not None:
-                config["generations"] = overrides["generations"]
+            config.update({k: overrides[k] for k in _RESUMABLE if overrides[k] is not None})
             run_dir = args.resume
         else:
             config = resolve(args.config, {**overrides, "task": args.task})
             name = f"{args.config or config['task'] + ('-hard' if config['hard'] else '')}"
             name = f"{name}-{config['algo']}-seed{config['seed']}"
             run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        # JAX has not initialised its backends yet: request the CPU devices, then join the run
+        request_cpu_devices(config.get("cpu_devices") or os.cpu_count() or 1)
+        distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
         mesh = _mesh(args.devices, config["pop_size"])
         trainer = build_trainer(config, mesh)
     except ValueError as error:
@@ -301,10 +310,11 @@ def _configs(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evolax`` command."""
-    # One XLA CPU device per core, so that the population can be split across cores (JAX has
-    # not initialised its backends yet; an explicit device count in XLA_FLAGS wins).
-    request_cpu_devices(os.cpu_count() or 1)
     args = _parser().parse_args(argv)
+    if args.command != "train":  # `train` requests its configuration's CPU devices itself
+        # One XLA CPU device per core, so that the population can be split across cores (JAX
+        # has not initialised its backends yet; an explicit device count in XLA_FLAGS wins).
+        request_cpu_devices(os.cpu_count() or 1)
     commands = {
         "train": _train,
         "eval": _eval,

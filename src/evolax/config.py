@@ -37,6 +37,7 @@ DEFAULTS: dict[str, Any] = {
     "hidden_sizes": [64, 64],
     "n_repeats": 16,
     "pop_chunk": None,
+    "cpu_devices": None,
     "normalize_obs": False,
     "generations": 1000,
     "seed": 0,
@@ -77,6 +78,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "batch_size": 1024,
         "n_repeats": 1,
         "pop_chunk": 1,  # CPU convolutions run fastest one individual at a time
+        # XLA's CPU convolutions already use every core: one CPU device is 2.5x faster here
+        # than one device per core (1.6 vs 3.9 s/gen on 2 cores). Accelerators are unaffected.
+        "cpu_devices": 1,
         "generations": 2000,
         "test_interval": 500,
         "log_interval": 100,

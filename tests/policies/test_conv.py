@@ -7,7 +7,7 @@ import pytest
 from jax.flatten_util import ravel_pytree
 
 from evolax.policies.base import EmptyState
-from evolax.policies.conv import ConvNet, conv2d, max_pool
+from evolax.policies.conv import DIRECT_MAX_IN_CHANNELS, ConvNet, conv2d, conv_relu_pool, max_pool
 
 OBS_SHAPE, ACTION_SHAPE = (4, 28, 28, 1), (4, 10)
 
@@ -130,6 +130,22 @@ def test_max_pool_matches_numpy(size):
     pooled = max_pool(x)
     assert pooled.shape == (2, size // 2, size // 2, 3)
     np.testing.assert_array_equal(pooled, numpy_pool(x))
+
+
+@pytest.mark.parametrize(
+    ("k", "size", "c_in"),
+    [(5, 8, 1), (4, 7, 2), (3, 9, DIRECT_MAX_IN_CHANNELS), (5, 6, DIRECT_MAX_IN_CHANNELS + 1)],
+)
+def test_conv_relu_pool_matches_a_numpy_loop(k, size, c_in):
+    """Both paths (direct for few input channels, XLA's convolution otherwise), odd sizes too."""
+    rng = np.random.default_rng(size)
+    x = rng.standard_normal((2, size, size, c_in)).astype(np.float32)
+    w = rng.standard_normal((k, k, c_in, 3)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    expected = numpy_pool(np.maximum(numpy_conv_loop(x.astype(np.float64), w, b), 0.0))
+    got = jax.jit(conv_relu_pool)(x, w, b)
+    assert got.shape == (2, size // 2, size // 2, 3)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
 def test_forward_matches_numpy(params, key):

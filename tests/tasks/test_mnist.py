@@ -65,14 +65,17 @@ def test_reset_keys(data):
     assert not np.array_equal(a.obs, c.obs)
 
 
-def test_train_batches_cover_the_training_set(data):
-    task = MNIST(batch_size=N_TRAIN, data=data)  # batch_size may equal the training-set size
-    keys = jax.random.split(jax.random.key(3), 20)
-    states = jax.jit(lambda task, keys: jax.vmap(task.reset)(keys))(task, keys)
-    pixels = np.rint(np.asarray(states.obs[..., 0]) * 255).astype(np.uint8).reshape(-1, 784)
+def test_train_batches_are_drawn_without_replacement(data):
     flat = data.train_images.reshape(N_TRAIN, 784)
-    _, index = np.unique(np.concatenate([flat, pixels]), axis=0, return_inverse=True)
-    assert len(np.unique(index[N_TRAIN:])) == N_TRAIN  # 20 draws of 512 (with replacement)
+    assert len(np.unique(flat, axis=0)) == N_TRAIN  # images identify their rows
+    for batch_size in (N_TRAIN, N_TRAIN // 2):  # batch_size may equal the training-set size
+        task = MNIST(batch_size=batch_size, data=data)
+        keys = jax.random.split(jax.random.key(3), 5)
+        states = jax.jit(lambda task, keys: jax.vmap(task.reset)(keys))(task, keys)
+        pixels = np.rint(np.asarray(states.obs[..., 0]) * 255).astype(np.uint8)
+        for batch in pixels.reshape(5, batch_size, 784):
+            _, index = np.unique(np.concatenate([flat, batch]), axis=0, return_inverse=True)
+            assert len(np.unique(index[N_TRAIN:])) == batch_size  # no image twice in a batch
 
 
 @pytest.mark.parametrize("scale", [0.0, 1.0, 7.0])

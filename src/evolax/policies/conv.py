@@ -15,6 +15,12 @@ from evolax.types import Params, PRNGKey
 from evolax.validation import check_positive_int
 
 POOL_SIZE = 2
+# Inputs with at most this many channels take `_direct_conv_relu_pool`. XLA's CPU convolution
+# is slow for few input channels: on 1024 28x28 images with a 5x5 kernel and 8 outputs, one
+# input channel takes 81 ms through `conv_general_dilated` + pooling and 5.4 ms direct; at 4
+# channels 97 ms vs 34 ms; at 8 channels (14x14, 16 outputs) the XLA convolution wins (18 ms vs
+# 58 ms).
+DIRECT_MAX_IN_CHANNELS = 4
 
 
 def conv2d(
@@ -34,6 +40,46 @@ def max_pool(x: Float[Array, "batch h w c"]) -> Float[Array, "batch h//2 w//2 c"
     window = (1, POOL_SIZE, POOL_SIZE, 1)
     init = jnp.array(-jnp.inf, x.dtype)
     return jax.lax.reduce_window(x, init, jax.lax.max, window, window, "VALID")
+
+
+def conv_relu_pool(
+    x: Float[Array, "batch h w c_in"],
+    w: Float[Array, "k k c_in c_out"],
+    b: Float[Array, " c_out"],
+) -> Float[Array, "batch h//2 w//2 c_out"]:
+    """``max_pool(relu(conv2d(x, w, b)))``, computed the fastest way for the input's channels."""
+    if x.shape[-1] <= DIRECT_MAX_IN_CHANNELS:
+        return _direct_conv_relu_pool(x, w, b)
+    return max_pool(jax.nn.relu(conv2d(x, w, b)))
+
+
+def _direct_conv_relu_pool(x, w, b):
+    """The same block as one elementwise expression that XLA fuses into a single loop.
+
+    Each output of the pooled map is the max over its 2x2 window of the convolution, and each
+    of those four is a sum of ``k * k * c_in`` shifted input planes times kernel weights. No
+    un-pooled activation or patch matrix is ever stored, which is what makes this fast when
+    ``c_in`` is small (the work is ``k * k * c_in`` multiply-adds per output either way).
+    """
+    k = w.shape[0]
+    height, width = x.shape[1] // POOL_SIZE, x.shape[2] // POOL_SIZE
+    before = (k - 1) // 2  # 'SAME' padding, as XLA places it for even kernels too
+    padded = jnp.pad(x, ((0, 0), (before, k - 1 - before), (before, k - 1 - before), (0, 0)))
+    pooled = None
+    for dy, dx in itertools.product(range(POOL_SIZE), repeat=2):
+        total = 0.0
+        for i, j in itertools.product(range(k), repeat=2):
+            # rows dy+i, dy+i+2, ...: the inputs under kernel offset (i, j) of window corner
+            # (dy, dx) for every pooled output
+            plane = padded[
+                :,
+                dy + i : dy + i + POOL_SIZE * (height - 1) + 1 : POOL_SIZE,
+                dx + j : dx + j + POOL_SIZE * (width - 1) + 1 : POOL_SIZE,
+            ]
+            for c in range(x.shape[-1]):
+                total = total + plane[..., c : c + 1] * w[i, j, c][None, None, None, :]
+        pooled = total if pooled is None else jnp.maximum(pooled, total)
+    return jax.nn.relu(pooled + b[None, None, None, :])
 
 
 class ConvNet(Policy):
@@ -130,7 +176,7 @@ class ConvNet(Policy):
             )
         x = obs
         for layer in params["conv"]:
-            x = max_pool(jax.nn.relu(conv2d(x, layer["w"], layer["b"])))
+            x = conv_relu_pool(x, layer["w"], layer["b"])
         x = x.reshape(x.shape[0], -1)
         logits = x @ params["dense"]["w"] + params["dense"]["b"][None, :]
         return jax.nn.log_softmax(logits, axis=-1), state

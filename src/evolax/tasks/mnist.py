@@ -34,9 +34,9 @@ class MNIST(Task):
     (log-probabilities, such as :class:`~evolax.policies.ConvNet`'s output, are logits too:
     the task applies ``log_softmax`` to whatever it gets), and is always ``done``.
 
-    - Training (``test=False``): a batch of ``batch_size`` training images drawn uniformly
-      **with replacement**; the reward is the mean log-likelihood of the true labels
-      (negative cross-entropy, at most 0).
+    - Training (``test=False``): a batch of ``batch_size`` distinct training images drawn
+      uniformly (without replacement, as EvoJAX does); the reward is the mean log-likelihood
+      of the true labels (negative cross-entropy, at most 0).
     - Test (``test=True``): the batch is the whole test set in order, so ``batch_size`` is the
       test-set size (10,000) whatever is passed; the reward is the accuracy in ``[0, 1]``.
 
@@ -88,11 +88,11 @@ class MNIST(Task):
         self.action_shape = (batch_size, N_CLASSES)
 
     def reset(self, key: PRNGKey) -> MnistState:
-        """A training batch drawn with ``key`` (with replacement), or the whole test set."""
+        """A training batch drawn with ``key`` (without replacement), or the whole test set."""
         if self.test:
             images, labels = self.images, self.labels
         else:
-            index = jax.random.randint(key, (self.batch_size,), 0, self.labels.shape[0])
+            index = jax.random.choice(key, self.labels.shape[0], (self.batch_size,), replace=False)
             images, labels = self.images[index], self.labels[index]
         obs = (images.astype(jnp.float32) / 255.0)[..., None]
         return MnistState(obs=obs, labels=labels)
