@@ -217,11 +217,18 @@ def test_render_episode_frames_and_return(tmp_path, key, every):
     fitness, info = evaluate(policy, task, as_population(params), key)
     length = int(info.lengths[0, 0])
     assert length < 200
-    assert n_frames == length // every + 1
+    assert n_frames == length // every + 1 + (length % every != 0)  # the last state too
     assert episode_return == pytest.approx(float(fitness[0]), rel=1e-5)
     with Image.open(path) as gif:
         assert gif.n_frames == n_frames  # every frame differs (the step counter)
         assert gif.size == (600, 400)
+    still = tmp_path / "last.png"
+    assert render_episode(policy, task, params, key, still) == (1, episode_return)
+    last, _, _ = episode_states(policy, task, params, key)
+    with Image.open(still) as png:
+        np.testing.assert_array_equal(
+            np.asarray(png), task.render(jax.tree.map(lambda x: x[length], last))
+        )
 
 
 # --- GIFs ---------------------------------------------------------------------------------

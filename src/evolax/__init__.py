@@ -4,10 +4,10 @@ from evolax import algorithms, data, policies, sharding, tasks
 from evolax.algorithms import PGPE, Algorithm
 from evolax.normalize import ObsStats
 from evolax.optim import clipup
-from evolax.policies import MLP, ConvNet, Policy
+from evolax.policies import MLP, ConvNet, Policy, Seq2Seq
 from evolax.rollout import EvalInfo, evaluate
 from evolax.runner import TrainResult, train
-from evolax.tasks import MNIST, CartPoleSwingUp, Task
+from evolax.tasks import MNIST, CartPoleSwingUp, Seq2SeqAddition, Task
 from evolax.trainer import Trainer, TrainState
 
 __version__ = "0.1.0"
@@ -22,6 +22,8 @@ __all__ = [
     "EvalInfo",
     "ObsStats",
     "Policy",
+    "Seq2Seq",
+    "Seq2SeqAddition",
     "Task",
     "TrainResult",
     "TrainState",

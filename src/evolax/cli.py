@@ -59,6 +59,8 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--init-std", {"type": float, "help": "initial standard deviation"}),
     ("--std-max-change", {"type": float, "help": "bound on the relative std change"}),
     ("--hidden-sizes", {"type": _sizes, "help": "MLP widths, e.g. 64,64"}),
+    ("--hidden-size", {"type": _positive_int, "help": "LSTM width (seq2seq policy)"}),
+    ("--n-digits", {"type": _positive_int, "help": "seq2seq: digits per operand"}),
     ("--n-repeats", {"type": _positive_int, "help": "episodes per individual"}),
     ("--pop-chunk", {"type": _positive_int, "help": "evaluate this many individuals at a time"}),
     (

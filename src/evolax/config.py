@@ -16,8 +16,8 @@ from jax.sharding import Mesh
 from evolax.algorithms import PGPE, Algorithm
 from evolax.data import MnistData, load_mnist
 from evolax.optim import clipup
-from evolax.policies import MLP, ConvNet, Policy
-from evolax.tasks import MNIST, CartPoleSwingUp, Task
+from evolax.policies import MLP, ConvNet, Policy, Seq2Seq
+from evolax.tasks import MNIST, CartPoleSwingUp, Seq2SeqAddition, Task
 from evolax.trainer import Trainer
 
 DEFAULTS: dict[str, Any] = {
@@ -35,6 +35,8 @@ DEFAULTS: dict[str, Any] = {
     "init_std": 0.1,
     "std_max_change": 0.2,
     "hidden_sizes": [64, 64],
+    "hidden_size": 256,
+    "n_digits": 3,
     "n_repeats": 16,
     "pop_chunk": None,
     "cpu_devices": None,
@@ -64,6 +66,25 @@ _EVOJAX_CARTPOLE = {  # EvoJAX examples/train_cartpole.py defaults
     "seed": 42,
 }
 
+_EVOJAX_SEQ2SEQ = {  # EvoJAX examples/train_seq2seq.py, with the paper's hidden size 256
+    "task": "seq2seq",
+    "policy": "seq2seq",
+    "pop_size": 1024,
+    "batch_size": 128,
+    "hidden_size": 256,
+    "optimizer": "adam",
+    "center_lr": 0.01,
+    "std_lr": 0.03,
+    "init_std": 0.05,
+    "n_repeats": 1,
+    "generations": 50_000,
+    "test_interval": 1000,
+    "log_interval": 100,
+    "checkpoint_interval": 1000,
+    "test_episodes": 1,  # the test is the whole held-out set
+    "seed": 42,
+}
+
 PRESETS: dict[str, dict[str, Any]] = {
     "cartpole_easy": {**_EVOJAX_CARTPOLE, "hard": False},
     "cartpole_hard": {**_EVOJAX_CARTPOLE, "hard": True},
@@ -88,10 +109,12 @@ PRESETS: dict[str, dict[str, Any]] = {
         "test_episodes": 1,  # the test is the whole 10,000-image test set
         "seed": 42,
     },
+    "seq2seq": _EVOJAX_SEQ2SEQ,
 }
 """Named configurations reproducing EvoJAX's benchmark configs (``--config NAME``)."""
 
-DEFAULT_PRESET = {"cartpole": "cartpole_easy", "mnist": "mnist"}
+
+DEFAULT_PRESET = {"cartpole": "cartpole_easy", "mnist": "mnist", "seq2seq": "seq2seq"}
 """The preset a bare ``evolax train TASK`` starts from."""
 
 
@@ -139,9 +162,14 @@ def _mnist(config: dict[str, Any], test: bool) -> Task:
     return MNIST(batch_size=config["batch_size"], test=test, data=data)
 
 
+def _seq2seq(config: dict[str, Any], test: bool) -> Task:
+    return Seq2SeqAddition(batch_size=config["batch_size"], n_digits=config["n_digits"], test=test)
+
+
 TASKS: dict[str, Callable[[dict[str, Any], bool], Task]] = {
     "cartpole": _cartpole,
     "mnist": _mnist,
+    "seq2seq": _seq2seq,
 }
 
 OPTIMIZERS: dict[str, Callable[[float], optax.GradientTransformation]] = {
@@ -167,6 +195,9 @@ ALGORITHMS: dict[str, Callable[[dict[str, Any]], Algorithm]] = {"pgpe": _pgpe}
 POLICIES: dict[str, Callable[[dict[str, Any]], Policy]] = {
     "mlp": lambda config: MLP(hidden_sizes=tuple(config["hidden_sizes"])),
     "convnet": lambda config: ConvNet(),
+    "seq2seq": lambda config: Seq2Seq(
+        hidden_size=config["hidden_size"], output_length=config["n_digits"] + 1
+    ),
 }
 
 

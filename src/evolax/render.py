@@ -1,4 +1,4 @@
-"""Pictures of a training run: GIFs of single episodes and learning-curve plots.
+"""Pictures of a training run: episodes (GIFs, or stills of one-step tasks) and learning curves.
 
 Everything here runs on the host. Pillow and matplotlib are imported when first needed.
 """
@@ -121,6 +121,34 @@ def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 50) -> P
     return path
 
 
+def draw_text(draw, xy: tuple[int, int], text: str, fill=(0, 0, 0)) -> None:
+    """Write ``text`` at ``xy`` on a Pillow ``ImageDraw`` one character per fixed-width cell."""
+    from PIL import ImageFont
+
+    font = ImageFont.load_default()
+    for i, char in enumerate(text):
+        draw.text((xy[0] + i * CHAR_SIZE[0], xy[1]), char, fill=fill, font=font)
+
+
+CHAR_SIZE = (8, 14)
+"""Cell of one character in :func:`draw_text` (pixels, width by height)."""
+
+
+def text_image(lines: Sequence[str], margin: int = 8) -> np.ndarray:
+    """Lines of text in fixed-width columns as a white ``uint8[H, W, 3]`` image (tables)."""
+    from PIL import Image, ImageDraw
+
+    if not lines:
+        raise ValueError("lines must not be empty")
+    width = 2 * margin + CHAR_SIZE[0] * max(len(line) for line in lines)
+    height = 2 * margin + CHAR_SIZE[1] * len(lines)
+    image = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(image)
+    for row, line in enumerate(lines):
+        draw_text(draw, (margin, margin + row * CHAR_SIZE[1]), line)
+    return np.asarray(image)
+
+
 def render_episode(
     policy: Policy,
     task: Task,
@@ -131,24 +159,32 @@ def render_episode(
     every: int = 2,
     fps: int = 50,
 ) -> tuple[int, float]:
-    """Save a GIF of one episode (see :func:`episode_states`) with ``task.render``.
+    """Draw one episode (see :func:`episode_states`) with ``task.render``.
 
-    Frames are the states ``0, every, 2 * every, ...`` up to the episode's last state (index
-    ``length``), so there are ``length // every + 1`` of them.
+    A ``.png`` path gets the episode's last state as a still (what a one-step task such as
+    MNIST is rendered as: the batch with the policy's predictions); any other path a GIF of
+    the states ``0, every, 2 * every, ...`` and always the last one (index ``length``).
 
     Returns:
         ``(n_frames, episode_return)``.
     """
+    from PIL import Image
+
     check_positive_int("every", every)
     check_positive_int("fps", fps)
     states, rewards, length = jax.device_get(episode_states(policy, task, params, key, obs_stats))
     length = int(length)
-    frames = [
-        task.render(jax.tree.map(operator.itemgetter(i), states))
-        for i in range(0, length + 1, every)
-    ]
-    save_gif(frames, path, fps=fps)
-    return len(frames), float(np.sum(np.asarray(rewards)[:length], dtype=np.float64))
+    episode_return = float(np.sum(np.asarray(rewards)[:length], dtype=np.float64))
+    indices = [length] if Path(path).suffix.lower() == ".png" else range(0, length + 1, every)
+    if indices[-1] != length:
+        indices = [*indices, length]
+    frames = [task.render(jax.tree.map(operator.itemgetter(i), states)) for i in indices]
+    if len(indices) == 1:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(frames[0], mode="RGB").save(path)
+    else:
+        save_gif(frames, path, fps=fps)
+    return len(frames), episode_return
 
 
 def _read_metrics(metrics_path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

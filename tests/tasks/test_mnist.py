@@ -183,3 +183,23 @@ def test_loads_the_real_dataset_by_default(monkeypatch, tmp_path, key):
     test = MNIST(test=True)
     assert test.batch_size == 10000 and test.obs_shape == (10000, 28, 28, 1)
     assert int(test.reset(key).labels[0]) == 7
+
+
+def test_step_records_predictions_and_render_captions_them(data, key):
+    task = MNIST(test=True, data=data)
+    state = task.reset(key)
+    np.testing.assert_array_equal(state.predictions, -1)
+    labels = np.asarray(state.labels)
+    guesses = labels.copy()
+    guesses[1::2] = (guesses[1::2] + 1) % 10  # every other prediction wrong
+    stepped, reward, _ = eqx.filter_jit(task.step)(state, jax.nn.one_hot(guesses, 10), key)
+    np.testing.assert_array_equal(stepped.predictions, guesses)
+    assert float(reward) == pytest.approx(0.5)
+    before = task.render(jax.device_get(state), rows=2, columns=3)
+    after = task.render(jax.device_get(stepped), rows=2, columns=3)
+    assert before.shape == after.shape and before.dtype == np.uint8
+    assert before.shape[1] > 3 * 84 and before.shape[0] > 2 * 84  # 3x digits in a 2x3 grid
+    red = (after[..., 0] > 150) & (after[..., 1] < 80)
+    green = (after[..., 1] > 100) & (after[..., 0] < 80)
+    assert red.any() and green.any()
+    assert not ((before[..., 0] > 150) & (before[..., 1] < 80)).any()  # captions in black

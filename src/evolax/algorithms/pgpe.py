@@ -99,10 +99,13 @@ class PGPE(Algorithm):
         eps = 0.5 * (flat[:half] - flat[half:])
         utility = centered_rank(fitness) if self.center_rank else fitness
         u_plus, u_minus = utility[:half], utility[half:]
-        grad_center = jnp.mean(eps * (0.5 * (u_plus - u_minus))[:, None], axis=0)
+        # Sums over the population as vector-matrix products: XLA's CPU column reductions of
+        # an elementwise [pop, D] expression ran 50x slower (20 s at pop 256, D = 140k).
+        grad_center = jnp.dot(0.5 * (u_plus - u_minus), eps, precision="highest") / half
         baseline = jnp.mean(utility)
         u_avg = 0.5 * (u_plus + u_minus) - baseline
-        grad_std = jnp.mean(u_avg[:, None] * (eps**2 - state.std[None] ** 2), axis=0) / state.std
+        squares = jnp.dot(u_avg, eps**2, precision="highest")
+        grad_std = (squares - jnp.sum(u_avg) * state.std**2) / half / state.std
 
         _, unravel = ravel_pytree(state.center)
         updates, opt_state = self.optimizer.update(

@@ -3,5 +3,14 @@
 from evolax.tasks.base import Task
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
 from evolax.tasks.mnist import MNIST, MnistState
+from evolax.tasks.seq2seq import Seq2SeqAddition, Seq2SeqState
 
-__all__ = ["MNIST", "CartPoleState", "CartPoleSwingUp", "MnistState", "Task"]
+__all__ = [
+    "MNIST",
+    "CartPoleState",
+    "CartPoleSwingUp",
+    "MnistState",
+    "Seq2SeqAddition",
+    "Seq2SeqState",
+    "Task",
+]

@@ -6,6 +6,7 @@ import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float, Int, UInt8
 
 from evolax.data.mnist import IMAGE_SHAPE, N_CLASSES, MnistData, load_mnist
@@ -21,10 +22,12 @@ class MnistState:
     Attributes:
         obs: ``f32[batch, 28, 28, 1]`` images, pixels in ``[0, 1]``.
         labels: ``i32[batch]`` the digits shown.
+        predictions: ``i32[batch]`` the classes the last action chose (``-1`` before any step).
     """
 
     obs: Float[Array, "batch 28 28 1"]
     labels: Int[Array, " batch"]
+    predictions: Int[Array, " batch"]
 
 
 class MNIST(Task):
@@ -95,7 +98,7 @@ class MNIST(Task):
             index = jax.random.choice(key, self.labels.shape[0], (self.batch_size,), replace=False)
             images, labels = self.images[index], self.labels[index]
         obs = (images.astype(jnp.float32) / 255.0)[..., None]
-        return MnistState(obs=obs, labels=labels)
+        return MnistState(obs=obs, labels=labels, predictions=jnp.full_like(labels, -1))
 
     def step(
         self, state: MnistState, action: Float[Array, "batch 10"], key: PRNGKey
@@ -106,10 +109,49 @@ class MNIST(Task):
             raise ValueError(
                 f"action must have shape action_shape {self.action_shape}, got {action.shape}"
             )
+        predictions = jnp.argmax(action, axis=-1).astype(jnp.int32)
         if self.test:
-            correct = jnp.argmax(action, axis=-1) == state.labels
-            reward = jnp.mean(correct.astype(jnp.float32))
+            reward = jnp.mean((predictions == state.labels).astype(jnp.float32))
         else:
             log_probs = jax.nn.log_softmax(action.astype(jnp.float32), axis=-1)
             reward = jnp.mean(jnp.take_along_axis(log_probs, state.labels[:, None], axis=-1))
-        return state, reward, jnp.ones([], bool)
+        return state.replace(predictions=predictions), reward, jnp.ones([], bool)
+
+    def render(self, state: MnistState, rows: int = 6, columns: int = 8) -> np.ndarray:
+        """The first ``rows * columns`` digits, each captioned with its predicted class.
+
+        Correct predictions are green, wrong ones red with the true label in brackets; before
+        a step (no predictions) captions show the labels in black.
+        """
+        from PIL import Image, ImageDraw
+
+        from evolax.render import CHAR_SIZE, draw_text
+
+        images, labels, predictions = (
+            np.asarray(x) for x in (state.obs, state.labels, state.predictions)
+        )
+        if images.ndim != 4:
+            raise ValueError(
+                f"render draws one state: obs must be (batch, 28, 28, 1), got {images.shape}"
+            )
+        scale, caption = 3, CHAR_SIZE[1] + 4
+        cell_w, cell_h = IMAGE_SHAPE[1] * scale + 8, IMAGE_SHAPE[0] * scale + caption + 8
+        count = min(rows * columns, len(labels))
+        canvas = Image.new("RGB", (columns * cell_w, -(-count // columns) * cell_h), "white")
+        draw = ImageDraw.Draw(canvas)
+        for i in range(count):
+            x, y = (i % columns) * cell_w + 4, (i // columns) * cell_h + 4
+            pixels = np.rint((1.0 - images[i, ..., 0]) * 255).astype(np.uint8)  # ink is dark
+            digit = Image.fromarray(pixels, mode="L").resize(
+                (IMAGE_SHAPE[1] * scale, IMAGE_SHAPE[0] * scale), Image.NEAREST
+            )
+            canvas.paste(digit.convert("RGB"), (x, y))
+            label, guess = int(labels[i]), int(predictions[i])
+            if guess < 0:
+                text, color = f"{label}", (0, 0, 0)
+            elif guess == label:
+                text, color = f"{guess}", (0, 140, 0)
+            else:
+                text, color = f"{guess} ({label})", (200, 0, 0)
+            draw_text(draw, (x, y + IMAGE_SHAPE[0] * scale + 2), text, fill=color)
+        return np.asarray(canvas)
