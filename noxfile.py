@@ -41,6 +41,12 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Side-by-side speed against EvoJAX 0.2.17 (installed into this session's environment)."""
+    """Side-by-side speed against EvoJAX 0.2.17 (installed into this session's environment).
+
+    `nox -s bench` times cart-pole; `nox -s bench -- mnist [ARGS]` times MNIST.
+    """
     session.install("-e", ".", "evojax==0.2.17")
-    session.run("python", "benchmarks/cartpole_speed.py", *session.posargs, env=_env())
+    benchmark, *args = session.posargs or ["cartpole"]
+    if benchmark not in ("cartpole", "mnist"):
+        args, benchmark = [benchmark, *args], "cartpole"
+    session.run("python", f"benchmarks/{benchmark}_speed.py", *args, env=_env())

@@ -20,10 +20,6 @@ import argparse
 import json
 import logging
 import os
-import platform
-import statistics
-import subprocess
-import sys
 import time
 from importlib.metadata import version
 from pathlib import Path
@@ -33,6 +29,7 @@ import optax
 
 import evolax
 from evolax.sharding import population_mesh, request_cpu_devices
+from side_by_side import machine, serve, summary, time_workers
 
 POP, REPEATS, HIDDEN, CENTER_LR, STD_LR, INIT_STD = 64, 16, (64, 64), 0.05, 0.1, 0.1
 
@@ -106,18 +103,12 @@ def evojax_runner(seed: int):
 
 
 def worker(name: str, evojax_devices: int) -> None:
-    """One library in its own process: warm up, then time `N` generations per stdin line."""
     # before JAX initialises its backends
     request_cpu_devices(evojax_devices if name == "evojax" else os.cpu_count() or 1)
     if name == "evojax":
-        runner = evojax_runner(0)
+        serve(evojax_runner(0))
     else:
-        runner = evolax_runner(0, len(jax.devices()) if name == "evolax-all" else 1)
-    runner(1)  # warm up: compile (EvoJAX compiles on its first generation)
-    print("ready", flush=True)
-    for line in sys.stdin:
-        n = int(line)
-        print(runner(n) / n, flush=True)
+        serve(evolax_runner(0, len(jax.devices()) if name == "evolax-all" else 1))
 
 
 def main() -> None:
@@ -133,9 +124,6 @@ def main() -> None:
     if args.worker:
         return worker(args.worker, args.evojax_devices)
 
-    # Each library runs in its own process (they would share XLA's CPU thread pool otherwise;
-    # a jit program and EvoJAX's pmap in one process once stalled in a collective), and the
-    # parent alternates timing rounds between them.
     n_devices = os.cpu_count() or 1
     names = {
         "evolax-all": f"evolax ({n_devices} devices)",
@@ -143,35 +131,11 @@ def main() -> None:
         "evojax": f"evojax ({args.evojax_devices} device(s))",
     }
     workers = {
-        key: subprocess.Popen(
-            [
-                sys.executable,
-                __file__,
-                "--worker",
-                key,
-                "--evojax-devices",
-                f"{args.evojax_devices}",
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for key in names
+        label: ["--worker", key, "--evojax-devices", f"{args.evojax_devices}"]
+        for key, label in names.items()
     }
-    for key, process in workers.items():
-        line = process.stdout.readline().strip()
-        if line != "ready":
-            raise RuntimeError(f"{key} worker failed to start (exit {process.wait()})")
-    times: dict[str, list[float]] = {name: [] for name in names.values()}
-    for _ in range(args.rounds):
-        for key, process in workers.items():
-            process.stdin.write(f"{args.generations}\n")
-            process.stdin.flush()
-            times[names[key]].append(float(process.stdout.readline()))
-    for process in workers.values():
-        process.stdin.close()
-        process.wait()
-    per_gen = {name: statistics.median(t) for name, t in times.items()}
+    times = time_workers(__file__, workers, args.generations, args.rounds)
+    per_gen = summary(times)
     evolax_best = min(t for name, t in per_gen.items() if name.startswith("evolax"))
     evojax_best = min(t for name, t in per_gen.items() if name.startswith("evojax"))
     ratio = evojax_best / evolax_best
@@ -189,11 +153,7 @@ def main() -> None:
             "evojax": version("evojax"),
             "jax": jax.__version__,
         },
-        "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "backend": "cpu",
-        },
+        "machine": machine(),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))

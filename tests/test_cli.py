@@ -81,6 +81,24 @@ def test_plot_and_render_write_pictures(run):
         assert image.n_frames > 1 and image.size == (600, 400)
 
 
+def test_seq2seq_trains_evaluates_and_renders_a_table(tmp_path):
+    run_dir = tmp_path / "s2s"
+    train = evolax(
+        "train", "seq2seq", "--pop-size", "8", "--hidden-size", "8", "--n-digits", "2",
+        "--batch-size", "16", "--generations", "2", "--log-interval", "1", "--test-interval",
+        "2", "--checkpoint-interval", "2", "--no-progress", "--run-dir", run_dir, cwd=tmp_path,
+    )  # fmt: skip
+    assert train.returncode == 0, train.stderr
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["preset"] == "seq2seq" and config["pop_size"] == 8
+    assert config["center_lr"] == 0.01 and config["n_digits"] == 2
+    render = evolax("render", run_dir, cwd=tmp_path)
+    assert render.returncode == 0, render.stderr
+    assert "1 frame(s)" in render.stdout
+    with Image.open(run_dir / "predictions.png") as image:
+        assert image.size[1] > 100  # a header and 12 problems
+
+
 def test_default_run_dir_and_refusal_to_overwrite(tmp_path):
     args = ["train", "cartpole", *SMALL, "--generations", "1"]
     assert evolax(*args, cwd=tmp_path).returncode == 0
@@ -92,7 +110,8 @@ def test_default_run_dir_and_refusal_to_overwrite(tmp_path):
 
 def test_configs_lists_presets(tmp_path):
     result = evolax("configs", cwd=tmp_path)
-    assert "cartpole_easy:" in result.stdout and "cartpole_hard:" in result.stdout
+    for name in ("cartpole_easy", "cartpole_hard", "mnist", "seq2seq"):
+        assert f"{name}:" in result.stdout
 
 
 @pytest.mark.parametrize(

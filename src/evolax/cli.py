@@ -120,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
 
     for name, help_text in [
         ("eval", "score a run's saved solution on test episodes"),
-        ("render", "write a GIF of a run's saved solution acting"),
+        ("render", "draw a run's saved solution acting (a GIF, or a still of predictions)"),
     ]:
         p = commands.add_parser(name, help=help_text, description=help_text)
         p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
@@ -131,7 +131,12 @@ def _parser() -> argparse.ArgumentParser:
         if name == "eval":
             p.add_argument("--episodes", type=_positive_int, default=100, help="test episodes")
         else:
-            p.add_argument("--out", type=Path, help="GIF path (default: RUN_DIR/episode.gif)")
+            p.add_argument(
+                "--out",
+                type=Path,
+                help="image path (default: RUN_DIR/episode.gif, or predictions.png for a "
+                "one-step task)",
+            )
 
     p = commands.add_parser("plot", help="write a run's learning curves as a PNG")
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
@@ -277,16 +282,18 @@ def _render(args: argparse.Namespace) -> int:
         _, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
     except (ValueError, CheckpointError) as error:
         return _fail("render", error)
-    out = args.out or args.run_dir / "episode.gif"
+    task = trainer.evaluation_task
+    # one-step (supervised) tasks are drawn as a still of the predictions
+    out = args.out or args.run_dir / ("episode.gif" if task.max_steps > 1 else "predictions.png")
     params, stats = trainer.solution(state)
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
     try:
         frames, episode_return = render_episode(
-            trainer.policy, trainer.evaluation_task, params, key, out, obs_stats=stats
+            trainer.policy, task, params, key, out, obs_stats=stats
         )
     except NotImplementedError as error:
         return _fail("render", error)
-    print(f"wrote {out}: {frames} frames, episode return {episode_return:.1f}")
+    print(f"wrote {out}: {frames} frame(s), episode return {episode_return:.4g}")
     return 0
 
 

@@ -122,15 +122,18 @@ def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 50) -> P
 
 
 def draw_text(draw, xy: tuple[int, int], text: str, fill=(0, 0, 0)) -> None:
-    """Write ``text`` at ``xy`` on a Pillow ``ImageDraw`` one character per fixed-width cell."""
+    """Write ``text`` at ``xy`` on a Pillow ``ImageDraw``, one character per fixed-width cell."""
     from PIL import ImageFont
 
-    font = ImageFont.load_default()
+    try:
+        font = ImageFont.load_default(size=15)  # scalable, where Pillow has FreeType
+    except (ImportError, TypeError):
+        font = ImageFont.load_default()
     for i, char in enumerate(text):
         draw.text((xy[0] + i * CHAR_SIZE[0], xy[1]), char, fill=fill, font=font)
 
 
-CHAR_SIZE = (8, 14)
+CHAR_SIZE = (10, 18)
 """Cell of one character in :func:`draw_text` (pixels, width by height)."""
 
 

@@ -1,0 +1,175 @@
+"""Seconds per generation on MNIST: evolax vs EvoJAX 0.2.17, side by side in one run.
+
+Both train EvoJAX's MNIST benchmark configuration (PGPE pop 64, adam centre lr 0.006, std lr
+0.089, init std 0.039, batches of 1024, the 11,274-parameter ConvNet) on the same data: the
+IDX files in `$EVOLAX_DATA_DIR/mnist` (or `--data-dir`), read by evolax's loader. EvoJAX's
+task reads MNIST through `torchvision.datasets.MNIST`; its worker gets a stand-in module that
+serves those same arrays (so torch need not be installed). A generation is ask + evaluate +
+tell; compilation is excluded (one warm-up generation each). evolax runs as `evolax train
+mnist` does: one CPU device, one individual at a time. Run with `nox -s bench -- mnist`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+import types
+from importlib.metadata import version
+from pathlib import Path
+
+from side_by_side import machine, serve, summary, time_workers
+
+POP, CENTER_LR, STD_LR, INIT_STD, BATCH = 64, 0.006, 0.089, 0.039, 1024
+
+
+def evolax_runner(seed: int, data_dir: str | None):
+    import equinox as eqx
+    import jax
+
+    from evolax.config import build_trainer, resolve
+
+    config = resolve("mnist", {"data_dir": data_dir})
+    assert (config["pop_size"], config["batch_size"]) == (POP, BATCH)
+    assert (config["center_lr"], config["std_lr"], config["init_std"]) == (
+        CENTER_LR,
+        STD_LR,
+        INIT_STD,
+    )
+    trainer = build_trainer(config)
+    state = trainer.init(jax.random.key(seed))
+    run = eqx.filter_jit(lambda trainer, state, n: trainer.run(state, n))  # n: static
+
+    def generations(n: int) -> float:
+        nonlocal state
+        start = time.perf_counter()
+        state, _ = jax.block_until_ready(run(trainer, state, n))
+        return time.perf_counter() - start
+
+    return generations
+
+
+def _torchvision_stand_in(data_dir: str | None) -> None:
+    """A ``torchvision.datasets.MNIST`` serving evolax's arrays (EvoJAX reads ``.data`` and
+    ``.targets`` through ``.numpy()``)."""
+    from evolax.data import load_mnist
+
+    data = load_mnist(data_dir)
+
+    class Tensor:
+        def __init__(self, array):
+            self._array = array
+
+        def numpy(self):
+            return self._array
+
+    class MNIST:
+        def __init__(self, root, train=True, download=False):
+            del root, download
+            self.data = Tensor(data.train_images if train else data.test_images)
+            self.targets = Tensor(data.train_labels if train else data.test_labels)
+
+    module = types.ModuleType("torchvision")
+    module.datasets = types.SimpleNamespace(MNIST=MNIST)
+    sys.modules["torchvision"] = module
+
+
+def evojax_runner(seed: int, data_dir: str | None):
+    import jax
+
+    _torchvision_stand_in(data_dir)
+    from evojax.algo import PGPE
+    from evojax.policy.convnet import ConvNetPolicy
+    from evojax.sim_mgr import SimManager
+    from evojax.task.mnist import MNIST
+
+    logger = logging.getLogger("evojax-bench")
+    logger.setLevel(logging.WARNING)
+    policy = ConvNetPolicy(logger=logger)
+    solver = PGPE(
+        pop_size=POP,
+        param_size=policy.num_params,
+        optimizer="adam",
+        center_learning_rate=CENTER_LR,
+        stdev_learning_rate=STD_LR,
+        init_stdev=INIT_STD,
+        seed=seed,
+        logger=logger,
+    )
+    sim = SimManager(
+        n_repeats=1,
+        test_n_repeats=1,
+        pop_size=POP,
+        n_evaluations=1,
+        policy_net=policy,
+        train_vec_task=MNIST(batch_size=BATCH, test=False),
+        valid_vec_task=MNIST(batch_size=BATCH, test=True),
+        seed=seed,
+        logger=logger,
+    )
+
+    def generations(n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            scores, _ = sim.eval_params(params=solver.ask(), test=False)
+            solver.tell(fitness=scores)
+        jax.block_until_ready(solver.best_params)
+        return time.perf_counter() - start
+
+    return generations
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--generations", type=int, default=2, help="generations per round")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating timing rounds")
+    parser.add_argument("--data-dir", help="folder with the MNIST IDX files")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mnist_speed.json"))
+    parser.add_argument("--worker", choices=["evolax", "evojax"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    data_args = ["--data-dir", args.data_dir] if args.data_dir else []
+    if args.worker == "evolax":
+        return serve(evolax_runner(0, args.data_dir))
+    if args.worker == "evojax":
+        return serve(evojax_runner(0, args.data_dir))
+
+    # evolax's worker runs on one CPU device, as the `mnist` preset asks; EvoJAX's on its
+    # default (one device).
+    names = {"evolax": "evolax (mnist preset)", "evojax": "evojax 0.2.17"}
+    workers = {label: ["--worker", key, *data_args] for key, label in names.items()}
+    times = time_workers(__file__, workers, args.generations, args.rounds)
+    per_gen = summary(times)
+    ratio = per_gen[names["evojax"]] / per_gen[names["evolax"]]
+
+    import jax
+
+    import evolax
+
+    result = {
+        "benchmark": "mnist_pgpe_convnet",
+        "config": {"pop_size": POP, "batch_size": BATCH, "parameters": 11274},
+        "generations_per_round": args.generations,
+        "rounds": args.rounds,
+        "seconds_per_generation": per_gen,
+        "all_rounds": times,
+        "speedup_evolax_over_evojax": ratio,
+        "versions": {
+            "evolax": evolax.__version__,
+            "evojax": version("evojax"),
+            "jax": jax.__version__,
+        },
+        "machine": machine(),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    print("| library | s / generation |\n|---|---|")
+    for name, seconds in per_gen.items():
+        print(f"| {name} | {seconds:.2f} |")
+    print(f"\nevolax is {ratio:.1f}x EvoJAX's throughput (cpu, {os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":
+    main()
