@@ -26,7 +26,7 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def slow(session: nox.Session) -> None:
-    """Long checks: training to EvoJAX's published cart-pole scores."""
+    """Long checks: EvoJAX's published cart-pole scores, seq2seq learning addition."""
     session.install("-e", ".[test]")
     session.run("pytest", "-m", "slow", "-v", *session.posargs, env=_env())
 

@@ -17,11 +17,9 @@ XLA aborts the process (seen in 3 of 6 runs here).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import time
-from importlib.metadata import version
 from pathlib import Path
 
 import jax
@@ -29,7 +27,7 @@ import optax
 
 import evolax
 from evolax.sharding import population_mesh, request_cpu_devices
-from side_by_side import machine, serve, summary, time_workers
+from side_by_side import report, serve, time_workers
 
 POP, REPEATS, HIDDEN, CENTER_LR, STD_LR, INIT_STD = 64, 16, (64, 64), 0.05, 0.1, 0.1
 
@@ -135,33 +133,8 @@ def main() -> None:
         for key, label in names.items()
     }
     times = time_workers(__file__, workers, args.generations, args.rounds)
-    per_gen = summary(times)
-    evolax_best = min(t for name, t in per_gen.items() if name.startswith("evolax"))
-    evojax_best = min(t for name, t in per_gen.items() if name.startswith("evojax"))
-    ratio = evojax_best / evolax_best
-
-    result = {
-        "benchmark": "cartpole_swingup_easy",
-        "config": {"pop_size": POP, "n_repeats": REPEATS, "hidden": HIDDEN, "max_steps": 1000},
-        "generations_per_round": args.generations,
-        "rounds": args.rounds,
-        "seconds_per_generation": per_gen,
-        "all_rounds": times,
-        "speedup_evolax_over_evojax": ratio,
-        "versions": {
-            "evolax": evolax.__version__,
-            "evojax": version("evojax"),
-            "jax": jax.__version__,
-        },
-        "machine": machine(),
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
-    print("| library | s / generation |\n|---|---|")
-    for name, seconds in per_gen.items():
-        print(f"| {name} | {seconds:.3f} |")
-    where = f"cpu, {os.cpu_count()} cores"
-    print(f"\nevolax is {ratio:.1f}x EvoJAX's throughput ({where})")
+    config = {"pop_size": POP, "n_repeats": REPEATS, "hidden": HIDDEN, "max_steps": 1000}
+    report(args.out, "cartpole_swingup_easy", config, times, args.generations)
 
 
 if __name__ == "__main__":

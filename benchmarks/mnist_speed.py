@@ -12,16 +12,13 @@ mnist` does: one CPU device, one individual at a time. Run with `nox -s bench --
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import os
 import sys
 import time
 import types
-from importlib.metadata import version
 from pathlib import Path
 
-from side_by_side import machine, serve, summary, time_workers
+from side_by_side import report, serve, time_workers
 
 POP, CENTER_LR, STD_LR, INIT_STD, BATCH = 64, 0.006, 0.089, 0.039, 1024
 
@@ -146,34 +143,8 @@ def main() -> None:
     names = {"evolax": "evolax (mnist preset)", "evojax": "evojax 0.2.17"}
     workers = {label: ["--worker", key, *data_args] for key, label in names.items()}
     times = time_workers(__file__, workers, args.generations, args.rounds)
-    per_gen = summary(times)
-    ratio = per_gen[names["evojax"]] / per_gen[names["evolax"]]
-
-    import jax
-
-    import evolax
-
-    result = {
-        "benchmark": "mnist_pgpe_convnet",
-        "config": {"pop_size": POP, "batch_size": BATCH, "parameters": 11274},
-        "generations_per_round": args.generations,
-        "rounds": args.rounds,
-        "seconds_per_generation": per_gen,
-        "all_rounds": times,
-        "speedup_evolax_over_evojax": ratio,
-        "versions": {
-            "evolax": evolax.__version__,
-            "evojax": version("evojax"),
-            "jax": jax.__version__,
-        },
-        "machine": machine(),
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
-    print("| library | s / generation |\n|---|---|")
-    for name, seconds in per_gen.items():
-        print(f"| {name} | {seconds:.2f} |")
-    print(f"\nevolax is {ratio:.1f}x EvoJAX's throughput (cpu, {os.cpu_count()} cores)")
+    config = {"pop_size": POP, "batch_size": BATCH, "parameters": 11274}
+    report(args.out, "mnist_pgpe_convnet", config, times, args.generations)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,15 @@ between the workers, so that drift of the machine hits all of them alike.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
 from collections.abc import Callable
+from importlib.metadata import version
+from pathlib import Path
 
 
 def serve(runner: Callable[[int], float]) -> None:
@@ -61,5 +64,32 @@ def summary(times: dict[str, list[float]]) -> dict[str, float]:
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def machine() -> dict[str, object]:
-    return {"cpus": os.cpu_count(), "platform": platform.platform(), "backend": "cpu"}
+def report(
+    out: Path, benchmark: str, config: dict, times: dict[str, list[float]], generations: int
+) -> float:
+    """Write the JSON result to ``out`` and print the table; return evolax's speed-up.
+
+    Worker names start with the library's name; each library counts with its fastest worker.
+    """
+    per_gen = summary(times)
+    evolax_best = min(t for name, t in per_gen.items() if name.startswith("evolax"))
+    evojax_best = min(t for name, t in per_gen.items() if name.startswith("evojax"))
+    ratio = evojax_best / evolax_best
+    result = {
+        "benchmark": benchmark,
+        "config": config,
+        "generations_per_round": generations,
+        "rounds": len(next(iter(times.values()))),
+        "seconds_per_generation": per_gen,
+        "all_rounds": times,
+        "speedup_evolax_over_evojax": ratio,
+        "versions": {name: version(name) for name in ("evolax", "evojax", "jax")},
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "backend": "cpu"},
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2))
+    print("| library | s / generation |\n|---|---|")
+    for name, seconds in per_gen.items():
+        print(f"| {name} | {seconds:.3f} |")
+    print(f"\nevolax is {ratio:.1f}x EvoJAX's throughput (cpu, {os.cpu_count()} cores)")
+    return ratio

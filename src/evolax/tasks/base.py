@@ -30,6 +30,14 @@ class Task(eqx.Module):
     def step(self, state, action, key: PRNGKey) -> tuple[object, Reward, Done]:
         """Advance one step with ``action`` of shape ``action_shape``."""
 
+    def check_action(self, action) -> None:
+        """Raise a ``ValueError`` (at trace time) unless ``action`` has ``action_shape``."""
+        if tuple(action.shape) != tuple(self.action_shape):
+            raise ValueError(
+                f"action must have shape action_shape {tuple(self.action_shape)}, got "
+                f"{tuple(action.shape)}"
+            )
+
     def render(self, state) -> np.ndarray:
         """Draw one (unbatched) state on the host as a ``uint8[H, W, 3]`` RGB image."""
         raise NotImplementedError(f"{type(self).__name__} has no renderer")

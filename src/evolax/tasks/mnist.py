@@ -105,10 +105,7 @@ class MNIST(Task):
     ) -> tuple[MnistState, Reward, Done]:
         """Reward: mean log-likelihood of the labels (training) or accuracy (test); done."""
         del key
-        if tuple(action.shape) != self.action_shape:
-            raise ValueError(
-                f"action must have shape action_shape {self.action_shape}, got {action.shape}"
-            )
+        self.check_action(action)
         predictions = jnp.argmax(action, axis=-1).astype(jnp.int32)
         if self.test:
             reward = jnp.mean((predictions == state.labels).astype(jnp.float32))

@@ -155,10 +155,7 @@ class Seq2SeqAddition(Task):
     ) -> tuple[Seq2SeqState, Reward, Done]:
         """Score the answer logits with ``reward``; always done."""
         del key
-        if tuple(action.shape) != self.action_shape:
-            raise ValueError(
-                f"action must have shape action_shape {self.action_shape}, got {action.shape}"
-            )
+        self.check_action(action)
         predictions = jnp.argmax(action, axis=-1).astype(jnp.int32)
         correct = predictions == state.answers
         if self.reward == "cross_entropy":
