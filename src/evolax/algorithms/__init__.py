@@ -2,6 +2,23 @@
 
 from evolax.algorithms.base import Algorithm
 from evolax.algorithms.pgpe import PGPE, PGPEState
-from evolax.algorithms.shaping import centered_rank
+from evolax.algorithms.shaping import (
+    centered_rank,
+    cma_weights,
+    finite_fitness,
+    min_max,
+    weight_decay,
+    z_score,
+)
 
-__all__ = ["Algorithm", "PGPE", "PGPEState", "centered_rank"]
+__all__ = [
+    "PGPE",
+    "Algorithm",
+    "PGPEState",
+    "centered_rank",
+    "cma_weights",
+    "finite_fitness",
+    "min_max",
+    "weight_decay",
+    "z_score",
+]
