@@ -1,6 +1,7 @@
 """Evolution algorithms (ask/tell, fitness maximised)."""
 
 from evolax.algorithms.base import Algorithm
+from evolax.algorithms.open_es import OpenES, OpenESState
 from evolax.algorithms.pgpe import PGPE, PGPEState
 from evolax.algorithms.shaping import (
     centered_rank,
@@ -13,6 +14,8 @@ from evolax.algorithms.shaping import (
 
 __all__ = [
     "PGPE",
+    "OpenES",
+    "OpenESState",
     "Algorithm",
     "PGPEState",
     "centered_rank",
