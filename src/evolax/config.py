@@ -13,7 +13,7 @@ from typing import Any
 import optax
 from jax.sharding import Mesh
 
-from evolax.algorithms import PGPE, Algorithm
+from evolax.algorithms import PGPE, Algorithm, OpenES
 from evolax.data import MnistData, load_mnist
 from evolax.optim import clipup
 from evolax.policies import MLP, ConvNet, Policy, Seq2Seq
@@ -189,7 +189,18 @@ def _pgpe(config: dict[str, Any]) -> Algorithm:
     )
 
 
-ALGORITHMS: dict[str, Callable[[dict[str, Any]], Algorithm]] = {"pgpe": _pgpe}
+def _open_es(config: dict[str, Any]) -> Algorithm:
+    return OpenES(
+        pop_size=config["pop_size"],
+        optimizer=OPTIMIZERS[config["optimizer"]](config["center_lr"]),
+        sigma=config["init_std"],
+    )
+
+
+ALGORITHMS: dict[str, Callable[[dict[str, Any]], Algorithm]] = {
+    "pgpe": _pgpe,
+    "open_es": _open_es,
+}
 
 
 POLICIES: dict[str, Callable[[dict[str, Any]], Policy]] = {

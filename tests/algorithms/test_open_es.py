@@ -95,3 +95,14 @@ def test_rejects_bad_configuration():
     population, _ = algo.ask(jax.random.key(0), state)
     with pytest.raises(ValueError, match="fitness"):
         algo.tell(state, population, jnp.zeros(3))
+
+
+def test_the_cli_registry_builds_it():
+    from evolax.config import ALGORITHMS, build_trainer, resolve
+
+    assert "open_es" in ALGORITHMS
+    overrides = {"algo": "open_es", "pop_size": 8, "init_std": 0.3, "center_lr": 0.02}
+    trainer = build_trainer(resolve(None, {**overrides, "hidden_sizes": [4], "max_steps": 5}))
+    assert isinstance(trainer.algorithm, OpenES) and trainer.algorithm.sigma == 0.3
+    _, metrics = jax.jit(trainer.run, static_argnums=1)(trainer.init(jax.random.key(0)), 2)
+    np.testing.assert_allclose(metrics["sigma"], 0.3)
