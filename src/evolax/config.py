@@ -13,7 +13,7 @@ from typing import Any
 import optax
 from jax.sharding import Mesh
 
-from evolax.algorithms import PGPE, Algorithm, OpenES
+from evolax.algorithms import PGPE, SNES, Algorithm, OpenES
 from evolax.data import MnistData, load_mnist
 from evolax.optim import clipup
 from evolax.policies import MLP, ConvNet, Policy, Seq2Seq
@@ -200,6 +200,8 @@ def _open_es(config: dict[str, Any]) -> Algorithm:
 ALGORITHMS: dict[str, Callable[[dict[str, Any]], Algorithm]] = {
     "pgpe": _pgpe,
     "open_es": _open_es,
+    # the paper's learning rates; only the population and the initial std are configured
+    "snes": lambda config: SNES(pop_size=config["pop_size"], init_std=config["init_std"]),
 }
 
 

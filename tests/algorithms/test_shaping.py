@@ -10,6 +10,7 @@ from evolax.algorithms.shaping import (
     cma_weights,
     finite_fitness,
     min_max,
+    nes_utilities,
     weight_decay,
     z_score,
 )
@@ -36,7 +37,7 @@ def test_non_finite_fitness_takes_the_worst_or_best_finite_value():
     fitness = jnp.array([1.0, jnp.nan, 4.0, -jnp.inf, jnp.inf, 2.0])
     np.testing.assert_array_equal(finite_fitness(fitness), [1.0, 1.0, 4.0, 1.0, 4.0, 2.0])
     np.testing.assert_array_equal(finite_fitness(jnp.array([jnp.nan, -jnp.inf])), 0.0)
-    for shaping in (z_score, min_max, cma_weights, centered_rank):
+    for shaping in (z_score, min_max, cma_weights, centered_rank, nes_utilities):
         assert np.isfinite(np.asarray(shaping(fitness))).all(), shaping.__name__
 
 
@@ -62,6 +63,14 @@ def test_weight_decay_subtracts_the_mean_square():
 
 def test_shapings_jit_and_vmap():
     batch = jnp.stack([FITNESS, -FITNESS])
-    for shaping in (centered_rank, z_score, min_max, cma_weights):
+    for shaping in (centered_rank, z_score, min_max, cma_weights, nes_utilities):
         out = jax.jit(jax.vmap(shaping))(batch)
         np.testing.assert_allclose(out[0], shaping(FITNESS), rtol=1e-6, atol=1e-7)
+
+
+def test_nes_utilities_sum_to_zero_and_share_the_worse_half():
+    utilities = np.asarray(nes_utilities(FITNESS))
+    assert abs(utilities.sum()) < 1e-6
+    order = np.argsort(-FITNESS, kind="stable")
+    assert np.all(np.diff(utilities[order]) <= 1e-7)  # best first, non-increasing
+    np.testing.assert_allclose(utilities[order[4:]], -1 / 8)  # log(5) - log(i) <= 0 for i >= 5

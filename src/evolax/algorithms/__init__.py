@@ -8,20 +8,25 @@ from evolax.algorithms.shaping import (
     cma_weights,
     finite_fitness,
     min_max,
+    nes_utilities,
     weight_decay,
     z_score,
 )
+from evolax.algorithms.snes import SNES, SNESState
 
 __all__ = [
     "PGPE",
     "OpenES",
     "OpenESState",
+    "SNES",
+    "SNESState",
     "Algorithm",
     "PGPEState",
     "centered_rank",
     "cma_weights",
     "finite_fitness",
     "min_max",
+    "nes_utilities",
     "weight_decay",
     "z_score",
 ]

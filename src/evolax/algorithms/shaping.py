@@ -80,3 +80,17 @@ def weight_decay(
             f"{flat_population.shape}"
         )
     return fitness - coefficient * jnp.mean(flat_population**2, axis=1)
+
+
+def nes_utilities(fitness: Float[Array, " pop"]) -> Float[Array, " pop"]:
+    """The rank-based utilities of natural evolution strategies (Wierstra et al., 2014, eq. 11).
+
+    The ``i``-th best of ``n`` gets ``max(0, log(n / 2 + 1) - log(i))``, normalised to sum 1,
+    minus ``1 / n``: they sum to zero, and the worse half share the same negative value. Ties
+    are broken by position.
+    """
+    n = fitness.shape[0]
+    raw = jnp.maximum(0.0, jnp.log(n / 2 + 1) - jnp.log(jnp.arange(1, n + 1, dtype=jnp.float32)))
+    by_rank = raw / jnp.sum(raw) - 1.0 / n
+    order = jnp.argsort(-sanitize_fitness(fitness), stable=True)  # best first
+    return jnp.zeros(n, jnp.float32).at[order].set(by_rank)
