@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import time
 from pathlib import Path
 
 import jax
@@ -27,7 +26,7 @@ import optax
 
 import evolax
 from evolax.sharding import population_mesh, request_cpu_devices
-from side_by_side import report, serve, time_workers
+from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers
 
 POP, REPEATS, HIDDEN, CENTER_LR, STD_LR, INIT_STD = 64, 16, (64, 64), 0.05, 0.1, 0.1
 
@@ -42,18 +41,7 @@ def evolax_runner(seed: int, n_devices: int):
         n_repeats=REPEATS,
         mesh=population_mesh(jax.devices()[:n_devices]),
     )
-    state = trainer.init(jax.random.key(seed))
-    compiled: dict[int, object] = {}
-
-    def generations(n: int) -> float:
-        nonlocal state
-        if n not in compiled:  # ahead-of-time compile, so timing never includes compilation
-            compiled[n] = jax.jit(trainer.run, static_argnums=1).lower(state, n).compile()
-        start = time.perf_counter()
-        state, _ = jax.block_until_ready(compiled[n](state))
-        return time.perf_counter() - start
-
-    return generations
+    return evolax_timer(trainer, trainer.init(jax.random.key(seed)))
 
 
 def evojax_runner(seed: int):
@@ -88,16 +76,7 @@ def evojax_runner(seed: int):
         seed=seed,
         logger=logger,
     )
-
-    def generations(n: int) -> float:
-        start = time.perf_counter()
-        for _ in range(n):
-            scores, _ = sim.eval_params(params=solver.ask(), test=False)
-            solver.tell(fitness=scores)
-        jax.block_until_ready(solver.best_params)
-        return time.perf_counter() - start
-
-    return generations
+    return evojax_timer(sim, solver)
 
 
 def worker(name: str, evojax_devices: int) -> None:

@@ -14,17 +14,15 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import time
 import types
 from pathlib import Path
 
-from side_by_side import report, serve, time_workers
+from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers
 
 POP, CENTER_LR, STD_LR, INIT_STD, BATCH = 64, 0.006, 0.089, 0.039, 1024
 
 
 def evolax_runner(seed: int, data_dir: str | None):
-    import equinox as eqx
     import jax
 
     from evolax.config import build_trainer, resolve
@@ -37,21 +35,7 @@ def evolax_runner(seed: int, data_dir: str | None):
         INIT_STD,
     )
     trainer = build_trainer(config)
-    state = trainer.init(jax.random.key(seed))
-    run = eqx.filter_jit(lambda trainer, state, n: trainer.run(state, n))  # n: static
-
-    compiled: set[int] = set()
-
-    def generations(n: int) -> float:
-        nonlocal state
-        if n not in compiled:  # compile the n-generation program before timing it
-            jax.block_until_ready(run(trainer, state, n))
-            compiled.add(n)
-        start = time.perf_counter()
-        state, _ = jax.block_until_ready(run(trainer, state, n))
-        return time.perf_counter() - start
-
-    return generations
+    return evolax_timer(trainer, trainer.init(jax.random.key(seed)))
 
 
 def _torchvision_stand_in(data_dir: str | None) -> None:
@@ -80,7 +64,6 @@ def _torchvision_stand_in(data_dir: str | None) -> None:
 
 
 def evojax_runner(seed: int, data_dir: str | None):
-    import jax
 
     _torchvision_stand_in(data_dir)
     from evojax.algo import PGPE
@@ -112,16 +95,7 @@ def evojax_runner(seed: int, data_dir: str | None):
         seed=seed,
         logger=logger,
     )
-
-    def generations(n: int) -> float:
-        start = time.perf_counter()
-        for _ in range(n):
-            scores, _ = sim.eval_params(params=solver.ask(), test=False)
-            solver.tell(fitness=scores)
-        jax.block_until_ready(solver.best_params)
-        return time.perf_counter() - start
-
-    return generations
+    return evojax_timer(sim, solver)
 
 
 def main() -> None:

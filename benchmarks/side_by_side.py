@@ -14,6 +14,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
@@ -26,6 +27,45 @@ def serve(runner: Callable[[int], float]) -> None:
     for line in sys.stdin:
         n = int(line)
         print(runner(n) / n, flush=True)
+
+
+def evolax_timer(trainer, state) -> Callable[[int], float]:
+    """``generations(n)`` for an evolax ``Trainer``, continuing from ``state``.
+
+    The trainer is a ``filter_jit`` argument (datasets are not baked into the program), and
+    each new ``n`` is compiled by one untimed call before it is timed.
+    """
+    import equinox as eqx
+    import jax
+
+    run = eqx.filter_jit(lambda trainer, state, n: trainer.run(state, n))  # n: static
+    compiled: set[int] = set()
+
+    def generations(n: int) -> float:
+        nonlocal state
+        if n not in compiled:
+            jax.block_until_ready(run(trainer, state, n))
+            compiled.add(n)
+        start = time.perf_counter()
+        state, _ = jax.block_until_ready(run(trainer, state, n))
+        return time.perf_counter() - start
+
+    return generations
+
+
+def evojax_timer(sim, solver) -> Callable[[int], float]:
+    """``generations(n)`` for EvoJAX: its own ask / ``SimManager.eval_params`` / tell loop."""
+    import jax
+
+    def generations(n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            scores, _ = sim.eval_params(params=solver.ask(), test=False)
+            solver.tell(fitness=scores)
+        jax.block_until_ready(solver.best_params)
+        return time.perf_counter() - start
+
+    return generations
 
 
 def time_workers(
