@@ -40,6 +40,17 @@ class Algorithm(eqx.Module):
         """The solution to deploy (a single genome pytree)."""
 
 
+def check_antithetic_pop_size(pop_size: int, alternative: str = "") -> None:
+    """Raise unless ``pop_size`` is even, suggesting the nearest even sizes (and
+    ``alternative``, another way out, if given)."""
+    if pop_size % 2:
+        other = f", or {alternative}" if alternative else ""
+        raise ValueError(
+            f"pop_size must be even for antithetic sampling, got {pop_size} "
+            f"(use {pop_size - 1 or 2} or {pop_size + 1}{other})"
+        )
+
+
 def check_fitness(fitness: Fitness, pop_size: int) -> Float[Array, " pop"]:
     """Check ``fitness`` has shape ``(pop_size,)`` (at trace time) and cast it to float32."""
     shape = jnp.shape(fitness)

@@ -12,6 +12,7 @@ from jaxtyping import Array, Float
 
 from evolax.algorithms.base import (
     Algorithm,
+    check_antithetic_pop_size,
     check_fitness,
     flatten_population,
     unflatten_population,
@@ -69,11 +70,8 @@ class OpenES(Algorithm):
 
     def __check_init__(self):
         check_positive_int("pop_size", self.pop_size)
-        if self.antithetic and self.pop_size % 2:
-            raise ValueError(
-                f"pop_size must be even for antithetic sampling, got {self.pop_size} "
-                f"(use {self.pop_size - 1 or 2} or {self.pop_size + 1}, or antithetic=False)"
-            )
+        if self.antithetic:
+            check_antithetic_pop_size(self.pop_size, "antithetic=False")
         check_positive("sigma", self.sigma)
         if isinstance(self.sigma_decay, (int, float)) and not 0 < self.sigma_decay <= 1:
             raise ValueError(f"sigma_decay must be in (0, 1], got {self.sigma_decay}")

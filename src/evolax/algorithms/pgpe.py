@@ -12,6 +12,7 @@ from jaxtyping import Array, Float
 
 from evolax.algorithms.base import (
     Algorithm,
+    check_antithetic_pop_size,
     check_fitness,
     flatten_population,
     unflatten_population,
@@ -66,11 +67,7 @@ class PGPE(Algorithm):
 
     def __check_init__(self):
         check_positive_int("pop_size", self.pop_size)
-        if self.pop_size % 2:
-            raise ValueError(
-                f"pop_size must be even for antithetic sampling, got {self.pop_size} "
-                f"(use {self.pop_size - 1 or 2} or {self.pop_size + 1})"
-            )
+        check_antithetic_pop_size(self.pop_size)
         check_positive("init_std", self.init_std)
         if isinstance(self.std_max_change, (int, float)) and not 0 < self.std_max_change < 1:
             raise ValueError(f"std_max_change must be in (0, 1), got {self.std_max_change}")
