@@ -5,9 +5,21 @@ from __future__ import annotations
 import abc
 
 import equinox as eqx
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Array, Float, Int
 
 from evolax.types import Done, PRNGKey, Reward
+
+
+def mean_log_likelihood(
+    logits: Float[Array, "... classes"], labels: Int[Array, "..."]
+) -> Float[Array, ""]:
+    """The mean ``log_softmax(logits)`` of the true ``labels``: the reward of supervised tasks
+    (negative cross-entropy, at most 0)."""
+    log_probs = jax.nn.log_softmax(logits.astype(jnp.float32), axis=-1)
+    return jnp.mean(jnp.take_along_axis(log_probs, labels[..., None], axis=-1))
 
 
 class Task(eqx.Module):

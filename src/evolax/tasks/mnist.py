@@ -10,7 +10,7 @@ import numpy as np
 from jaxtyping import Array, Float, Int, UInt8
 
 from evolax.data.mnist import IMAGE_SHAPE, N_CLASSES, MnistData, load_mnist
-from evolax.tasks.base import Task
+from evolax.tasks.base import Task, mean_log_likelihood
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
 
@@ -110,8 +110,7 @@ class MNIST(Task):
         if self.test:
             reward = jnp.mean((predictions == state.labels).astype(jnp.float32))
         else:
-            log_probs = jax.nn.log_softmax(action.astype(jnp.float32), axis=-1)
-            reward = jnp.mean(jnp.take_along_axis(log_probs, state.labels[:, None], axis=-1))
+            reward = mean_log_likelihood(action, state.labels)
         return state.replace(predictions=predictions), reward, jnp.ones([], bool)
 
     def render(self, state: MnistState, rows: int = 6, columns: int = 8) -> np.ndarray:

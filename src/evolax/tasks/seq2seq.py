@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from evolax.tasks.base import Task
+from evolax.tasks.base import Task, mean_log_likelihood
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
 
@@ -159,8 +159,7 @@ class Seq2SeqAddition(Task):
         predictions = jnp.argmax(action, axis=-1).astype(jnp.int32)
         correct = predictions == state.answers
         if self.reward == "cross_entropy":
-            log_probs = jax.nn.log_softmax(action.astype(jnp.float32), axis=-1)
-            reward = jnp.mean(jnp.take_along_axis(log_probs, state.answers[..., None], axis=-1))
+            reward = mean_log_likelihood(action, state.answers)
         elif self.reward == "token_accuracy":
             reward = jnp.mean(correct.astype(jnp.float32))
         else:
