@@ -5,6 +5,7 @@ Everything here runs on the host. Pillow and matplotlib are imported when first 
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 from collections.abc import Sequence
@@ -121,14 +122,19 @@ def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 50) -> P
     return path
 
 
-def draw_text(draw, xy: tuple[int, int], text: str, fill=(0, 0, 0)) -> None:
-    """Write ``text`` at ``xy`` on a Pillow ``ImageDraw``, one character per fixed-width cell."""
+@functools.cache
+def _font():
     from PIL import ImageFont
 
     try:
-        font = ImageFont.load_default(size=15)  # scalable, where Pillow has FreeType
+        return ImageFont.load_default(size=15)  # scalable, where Pillow has FreeType
     except (ImportError, TypeError):
-        font = ImageFont.load_default()
+        return ImageFont.load_default()
+
+
+def draw_text(draw, xy: tuple[int, int], text: str, fill=(0, 0, 0)) -> None:
+    """Write ``text`` at ``xy`` on a Pillow ``ImageDraw``, one character per fixed-width cell."""
+    font = _font()
     for i, char in enumerate(text):
         draw.text((xy[0] + i * CHAR_SIZE[0], xy[1]), char, fill=fill, font=font)
 
