@@ -60,12 +60,17 @@ def step_keys(episode_step_key: PRNGKey, t: jax.Array) -> tuple[jax.Array, jax.A
     return keys[0], keys[1]
 
 
-def _rollout(policy, task, population, key, n_repeats, obs_stats):
+def _initial_states(policy, task, key, n_repeats):
+    """The ``n_repeats`` episodes' initial task and policy states and their step keys, shared
+    by the whole population (computed once, even when the population is evaluated in groups)."""
+    reset_keys, policy_keys, episode_step_keys = episode_keys(key, n_repeats)
+    return jax.vmap(task.reset)(reset_keys), jax.vmap(policy.reset)(policy_keys), episode_step_keys
+
+
+def _rollout(policy, task, population, initial, n_repeats, obs_stats):
     """``evaluate``'s episodes: returns, lengths, obs sums (and their pivot) of a population."""
     pop_size = population_size(population)
-    reset_keys, policy_keys, episode_step_keys = episode_keys(key, n_repeats)
-    task_state = jax.vmap(task.reset)(reset_keys)  # [repeats]: shared by the whole population
-    policy_state = jax.vmap(policy.reset)(policy_keys)
+    task_state, policy_state, episode_step_keys = initial
 
     # Inner vmap: repeats sharing one individual's params; outer vmap: the population. The
     # first step reads the shared initial states (in_axes None over the population), so a
@@ -165,16 +170,17 @@ def evaluate(
         raise ValueError(
             f"pop_chunk={pop_chunk} must divide the population evaluated here ({pop_size})"
         )
+    initial = _initial_states(policy, task, key, n_repeats)
     if chunk == pop_size:
         returns, lengths, sums, pivot = _rollout(
-            policy, task, population, key, n_repeats, obs_stats
+            policy, task, population, initial, n_repeats, obs_stats
         )
     else:  # groups of `chunk` individuals one after another
         groups = jax.tree.map(
             lambda x: x.reshape(pop_size // chunk, chunk, *x.shape[1:]), population
         )
         returns, lengths, sums, pivot = jax.lax.map(
-            lambda group: _rollout(policy, task, group, key, n_repeats, obs_stats), groups
+            lambda group: _rollout(policy, task, group, initial, n_repeats, obs_stats), groups
         )
         returns, lengths = (x.reshape(pop_size, n_repeats) for x in (returns, lengths))
         sums = jax.tree.map(lambda x: jnp.sum(x, axis=0), sums)
