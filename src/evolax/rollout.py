@@ -23,11 +23,15 @@ class EvalInfo:
         lengths: steps of each episode until ``done``, ``i32[pop, n_repeats]``.
         obs_stats: the observation statistics updated with this rollout's observations
             (``None`` when no statistics were passed in).
+        descriptors: each individual's behaviour descriptor (``Task.descriptor`` of the
+            state where each episode ended, averaged over repeats), ``f32[pop, n_desc]``;
+            ``None`` unless asked for.
     """
 
     returns: Float[Array, "pop repeats"]
     lengths: Int[Array, "pop repeats"]
     obs_stats: ObsStats | None = None
+    descriptors: Float[Array, "pop desc"] | None = None
 
 
 def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGKey) -> None:
@@ -67,8 +71,9 @@ def _initial_states(policy, task, key, n_repeats):
     return jax.vmap(task.reset)(reset_keys), jax.vmap(policy.reset)(policy_keys), episode_step_keys
 
 
-def _rollout(policy, task, population, initial, n_repeats, obs_stats):
-    """``evaluate``'s episodes: returns, lengths, obs sums (and their pivot) of a population."""
+def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptors=False):
+    """``evaluate``'s episodes: returns, lengths, obs sums (and their pivot) and, if asked,
+    the descriptors of the states where episodes ended (``()`` if not), of a population."""
     pop_size = population_size(population)
     task_state, policy_state, episode_step_keys = initial
 
@@ -98,9 +103,11 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats):
     returns = reward.astype(jnp.float32)
     lengths = jnp.ones((pop_size, n_repeats), jnp.int32)
     alive = ~done
+    describe = jax.vmap(jax.vmap(task.descriptor)) if descriptors else None
+    desc = describe(task_state) if descriptors else ()
 
     def body(carry):
-        t, task_state, policy_state, returns, lengths, alive, sums = carry
+        t, task_state, policy_state, returns, lengths, alive, sums, desc = carry
         obs = task_state.obs
         if obs_stats is not None:
             sums = jax.tree.map(jnp.add, sums, shifted_sums(obs, alive, pivot))
@@ -110,17 +117,28 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats):
         task_state, reward, done = step(task_state, action, task_keys)
         returns = returns + jnp.where(alive, reward, 0.0)
         lengths = lengths + alive
+        if descriptors:  # the descriptor of the state each episode ended in
+            desc = jnp.where(alive[..., None], describe(task_state), desc)
         alive = alive & ~done
-        return t + 1, task_state, policy_state, returns, lengths, alive, sums
+        return t + 1, task_state, policy_state, returns, lengths, alive, sums, desc
 
     def cond(carry):
-        t, *_, alive, _ = carry
+        t, *_, alive, _, _ = carry
         return (t < task.max_steps) & jnp.any(alive)
 
     if task.max_steps > 1:
-        carry = (jnp.ones([], jnp.int32), task_state, policy_state, returns, lengths, alive, sums)
-        _, _, _, returns, lengths, _, sums = jax.lax.while_loop(cond, body, carry)
-    return returns, lengths, sums, pivot
+        carry = (
+            jnp.ones([], jnp.int32),
+            task_state,
+            policy_state,
+            returns,
+            lengths,
+            alive,
+            sums,
+            desc,
+        )
+        _, _, _, returns, lengths, _, sums, desc = jax.lax.while_loop(cond, body, carry)
+    return returns, lengths, sums, pivot, desc
 
 
 def evaluate(
@@ -132,6 +150,7 @@ def evaluate(
     obs_stats: ObsStats | None = None,
     axis_name: str | None = None,
     pop_chunk: int | None = None,
+    descriptors: bool = False,
 ) -> tuple[Fitness, EvalInfo]:
     """Run every individual for ``n_repeats`` episodes; fitness is the mean episode return.
 
@@ -156,6 +175,8 @@ def evaluate(
         pop_chunk: evaluate the population in groups of this many individuals, one group
             after another (``lax.map``), instead of all at once; must divide the population.
             Convolutional policies on CPU run several times faster one individual at a time.
+        descriptors: also return each individual's behaviour descriptor in
+            ``info.descriptors`` (the task must define ``Task.descriptor``).
 
     Returns:
         ``fitness`` (``f32[pop]``) and an :class:`EvalInfo`.
@@ -172,21 +193,28 @@ def evaluate(
         )
     initial = _initial_states(policy, task, key, n_repeats)
     if chunk == pop_size:
-        returns, lengths, sums, pivot = _rollout(
-            policy, task, population, initial, n_repeats, obs_stats
+        returns, lengths, sums, pivot, desc = _rollout(
+            policy, task, population, initial, n_repeats, obs_stats, descriptors
         )
     else:  # groups of `chunk` individuals one after another
         groups = jax.tree.map(
             lambda x: x.reshape(pop_size // chunk, chunk, *x.shape[1:]), population
         )
-        returns, lengths, sums, pivot = jax.lax.map(
-            lambda group: _rollout(policy, task, group, initial, n_repeats, obs_stats), groups
+        returns, lengths, sums, pivot, desc = jax.lax.map(
+            lambda group: _rollout(policy, task, group, initial, n_repeats, obs_stats, descriptors),
+            groups,
         )
         returns, lengths = (x.reshape(pop_size, n_repeats) for x in (returns, lengths))
+        desc = jax.tree.map(lambda x: x.reshape(pop_size, n_repeats, *x.shape[3:]), desc)
         sums = jax.tree.map(lambda x: jnp.sum(x, axis=0), sums)
         pivot = jax.tree.map(lambda x: x[0], pivot)
     if axis_name is not None:
         sums = jax.lax.psum(sums, axis_name)
     new_stats = None if obs_stats is None else obs_stats.merge(*sums, pivot)
-    info = EvalInfo(returns=returns, lengths=lengths, obs_stats=new_stats)
+    info = EvalInfo(
+        returns=returns,
+        lengths=lengths,
+        obs_stats=new_stats,
+        descriptors=jnp.mean(desc, axis=1) if descriptors else None,
+    )
     return jnp.mean(returns, axis=1), info

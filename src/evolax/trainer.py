@@ -75,6 +75,16 @@ class Trainer(eqx.Module):
             if POP_AXIS not in self.mesh.axis_names:
                 raise ValueError(f"mesh must have a {POP_AXIS!r} axis, got {self.mesh.axis_names}")
             check_divisible(self.algorithm.pop_size, self.mesh)
+        if self.uses_descriptors and self.task.descriptor_bounds is None:
+            raise ValueError(
+                f"{type(self.algorithm).__name__} needs behaviour descriptors, but task "
+                f"{type(self.task).__name__} defines none (Task.descriptor, descriptor_bounds)"
+            )
+
+    @property
+    def uses_descriptors(self) -> bool:
+        """Whether the algorithm's ``tell`` takes behaviour descriptors (quality-diversity)."""
+        return self.algorithm.uses_descriptors
 
     def _evaluate(self, population, key, obs_stats) -> tuple[jax.Array, EvalInfo]:
         def run(population, key, obs_stats, axis_name=None):
@@ -87,13 +97,19 @@ class Trainer(eqx.Module):
                 obs_stats,
                 axis_name,
                 self.pop_chunk,
+                descriptors=self.uses_descriptors,
             )
 
         if self.mesh is None:
             return run(population, key, obs_stats)
         pop, replicated = P(POP_AXIS), P()
         stats_spec = None if obs_stats is None else replicated
-        info_specs = EvalInfo(returns=pop, lengths=pop, obs_stats=stats_spec)
+        info_specs = EvalInfo(
+            returns=pop,
+            lengths=pop,
+            obs_stats=stats_spec,
+            descriptors=pop if self.uses_descriptors else None,
+        )
         sharded = jax.shard_map(
             functools.partial(run, axis_name=POP_AXIS),
             mesh=self.mesh,
@@ -121,7 +137,8 @@ class Trainer(eqx.Module):
         population, algo_state = self.algorithm.ask(ask_key, state.algo_state)
         obs_stats = state.obs_stats if self.normalize_obs else None
         fitness, info = self._evaluate(population, eval_key, obs_stats)
-        algo_state, algo_metrics = self.algorithm.tell(algo_state, population, fitness)
+        extra = {"descriptors": info.descriptors} if self.uses_descriptors else {}
+        algo_state, algo_metrics = self.algorithm.tell(algo_state, population, fitness, **extra)
         steps = jnp.sum(info.lengths).astype(jnp.float32)
         new_state = TrainState(
             algo_state=algo_state,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+from typing import ClassVar
 
 import equinox as eqx
 import jax
@@ -22,6 +23,9 @@ class Algorithm(eqx.Module):
     """
 
     pop_size: eqx.AbstractVar[int]
+    uses_descriptors: ClassVar[bool] = False
+    """Quality-diversity algorithms set this: their ``tell`` also takes ``descriptors``
+    (``f32[pop, n_desc]``), which the trainer gets from ``Task.descriptor``."""
 
     @abc.abstractmethod
     def init(self, key: PRNGKey, x0: Params):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+from typing import ClassVar
 
 import equinox as eqx
 import jax
@@ -49,6 +50,15 @@ class Task(eqx.Module):
                 f"action must have shape action_shape {tuple(self.action_shape)}, got "
                 f"{tuple(action.shape)}"
             )
+
+    def descriptor(self, state) -> Float[Array, " desc"]:
+        """A behaviour descriptor of an (unbatched) state, ``f32[n_desc]``, for quality-diversity
+        algorithms (:class:`~evolax.algorithms.MAPElites`); the rollout records it at the state
+        where each episode ends. Tasks that define it also set ``descriptor_bounds``."""
+        raise NotImplementedError(f"{type(self).__name__} defines no behaviour descriptor")
+
+    descriptor_bounds: ClassVar[tuple[tuple[float, ...], tuple[float, ...]] | None] = None
+    """``(low, high)``: the range of each descriptor dimension (``None``: no descriptor)."""
 
     def render(self, state) -> np.ndarray:
         """Draw one (unbatched) state on the host as a ``uint8[H, W, 3]`` RGB image."""

@@ -132,6 +132,14 @@ class CartPoleSwingUp(Task):
         new_state = CartPoleState(obs=observe(physics), physics=physics, steps=steps)
         return new_state, swing_up_reward(physics), done
 
+    descriptor_bounds = ((-1.0, -1.0), (1.0, 1.0))
+
+    def descriptor(self, state: CartPoleState) -> Float[Array, "2"]:
+        """Where the episode left the cart and the pole: ``[x / 2.4, cos(theta)]`` (clipped
+        to ``[-1, 1]``): ``[0, 1]`` is upright at the centre."""
+        x, _, theta, _ = state.physics
+        return jnp.clip(jnp.stack([x / CART_X_LIMIT, jnp.cos(theta)]), -1.0, 1.0)
+
     def render(self, state: CartPoleState) -> np.ndarray:
         """Draw one state as ``uint8[400, 600, 3]``: track, limits, cart, wheels, pole, step.
 
