@@ -1,4 +1,4 @@
-"""The README's Python examples run as written."""
+"""The Python examples of the README and the guides run as written."""
 
 import re
 from pathlib import Path
@@ -12,3 +12,10 @@ def test_readme_python_blocks_run():
     namespace: dict = {}
     exec(compile("\n".join(blocks), str(README), "exec"), namespace)
     assert namespace["history"]["fitness_max"].shape == (4, 10)
+
+
+def test_algorithms_guide_example_runs(capsys):
+    guide = README.parent / "docs" / "algorithms.md"
+    (block,) = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
+    exec(compile(block, str(guide), "exec"), {})
+    assert float(capsys.readouterr().out) < 1e-6  # CMA-ES solves BBOB's Rosenbrock in d = 10

@@ -59,6 +59,8 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--init-std", {"type": float, "help": "initial standard deviation"}),
     ("--std-max-change", {"type": float, "help": "bound on the relative std change"}),
     ("--hidden-sizes", {"type": _sizes, "help": "MLP widths, e.g. 64,64"}),
+    ("--top-directions", {"type": _positive_int, "help": "ars: directions kept (b)"}),
+    ("--grid-shape", {"type": _sizes, "help": "map_elites: cells per descriptor, e.g. 32,32"}),
     ("--hidden-size", {"type": _positive_int, "help": "LSTM width (seq2seq policy)"}),
     ("--n-digits", {"type": _positive_int, "help": "seq2seq: digits per operand"}),
     ("--n-repeats", {"type": _positive_int, "help": "episodes per individual"}),
@@ -143,6 +145,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="PNG path (default: RUN_DIR/learning_curves.png)")
 
     commands.add_parser("configs", help="list the named presets")
+    commands.add_parser("algos", help="list the algorithms (--algo NAME) and their settings")
     return parser
 
 
@@ -317,6 +320,14 @@ def _configs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _algos(args: argparse.Namespace) -> int:
+    del args
+    for name, entry in ALGORITHMS.items():
+        summary = " ".join((entry.cls.__doc__ or "").strip().split("\n\n")[0].split())
+        print(f"{name}: {entry.cls.__name__} - {summary}\n    reads: {', '.join(entry.keys)}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evolax`` command."""
     args = _parser().parse_args(argv)
@@ -330,6 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "render": _render,
         "plot": _plot,
         "configs": _configs,
+        "algos": _algos,
     }
     return commands[args.command](args)
 

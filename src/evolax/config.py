@@ -8,12 +8,27 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import optax
 from jax.sharding import Mesh
 
-from evolax.algorithms import PGPE, SNES, Algorithm, OpenES
+from evolax.algorithms import (
+    ARS,
+    CMAES,
+    CRFMNES,
+    LMMAES,
+    PGPE,
+    PSO,
+    SNES,
+    XNES,
+    Algorithm,
+    DifferentialEvolution,
+    MAPElites,
+    OpenES,
+    SepCMAES,
+    SimpleGA,
+)
 from evolax.data import MnistData, load_mnist
 from evolax.optim import clipup
 from evolax.policies import MLP, ConvNet, Policy, Seq2Seq
@@ -34,6 +49,8 @@ DEFAULTS: dict[str, Any] = {
     "std_lr": 0.1,
     "init_std": 0.1,
     "std_max_change": 0.2,
+    "top_directions": None,
+    "grid_shape": [32, 32],
     "hidden_sizes": [64, 64],
     "hidden_size": 256,
     "n_digits": 3,
@@ -143,6 +160,7 @@ def resolve(preset: str | None, overrides: dict[str, Any]) -> dict[str, Any]:
             f"unknown optimizer {config['optimizer']!r}; choose from {sorted(OPTIMIZERS)}"
         )
     config["hidden_sizes"] = list(config["hidden_sizes"])
+    config["grid_shape"] = list(config["grid_shape"])
     config["preset"] = preset
     return config
 
@@ -179,6 +197,14 @@ OPTIMIZERS: dict[str, Callable[[float], optax.GradientTransformation]] = {
 }
 
 
+class Registered(NamedTuple):
+    """An algorithm the CLI can build: its class, the configuration keys it reads, a builder."""
+
+    cls: type[Algorithm]
+    keys: tuple[str, ...]
+    build: Callable[[dict[str, Any]], Algorithm]
+
+
 def _pgpe(config: dict[str, Any]) -> Algorithm:
     return PGPE(
         pop_size=config["pop_size"],
@@ -197,12 +223,63 @@ def _open_es(config: dict[str, Any]) -> Algorithm:
     )
 
 
-ALGORITHMS: dict[str, Callable[[dict[str, Any]], Algorithm]] = {
-    "pgpe": _pgpe,
-    "open_es": _open_es,
-    # the paper's learning rates; only the population and the initial std are configured
-    "snes": lambda config: SNES(pop_size=config["pop_size"], init_std=config["init_std"]),
+def _map_elites(config: dict[str, Any]) -> Algorithm:
+    task = TASKS[config["task"]](config, False)
+    if task.descriptor_bounds is None:
+        raise ValueError(
+            f"map_elites needs a task with behaviour descriptors, not {config['task']!r}"
+        )
+    return MAPElites(
+        pop_size=config["pop_size"],
+        grid_shape=tuple(config["grid_shape"]),
+        descriptor_low=task.descriptor_bounds[0],
+        descriptor_high=task.descriptor_bounds[1],
+        iso_sigma=config["init_std"],
+        init_std=config["init_std"],
+    )
+
+
+def _with_std(cls: type[Algorithm]) -> Registered:
+    """Algorithms with their papers' learning rates: only the population and the initial
+    std are configured."""
+    return Registered(
+        cls, ("pop_size", "init_std"), lambda c: cls(pop_size=c["pop_size"], init_std=c["init_std"])
+    )
+
+
+ALGORITHMS: dict[str, Registered] = {
+    "pgpe": Registered(
+        PGPE,
+        ("pop_size", "optimizer", "center_lr", "init_std", "std_lr", "std_max_change"),
+        _pgpe,
+    ),
+    "open_es": Registered(OpenES, ("pop_size", "optimizer", "center_lr", "init_std"), _open_es),
+    "ars": Registered(  # the paper's update: step size center_lr, noise std init_std
+        ARS,
+        ("pop_size", "top_directions", "center_lr", "init_std"),
+        lambda c: ARS(
+            pop_size=c["pop_size"],
+            top_directions=c["top_directions"],
+            step_size=c["center_lr"],
+            sigma=c["init_std"],
+        ),
+    ),
+    "snes": _with_std(SNES),
+    "xnes": _with_std(XNES),
+    "cma_es": _with_std(CMAES),
+    "sep_cma_es": _with_std(SepCMAES),
+    "lm_ma_es": _with_std(LMMAES),
+    "cr_fm_nes": _with_std(CRFMNES),
+    "simple_ga": Registered(  # mutation std init_std; the paper's truncation and one elite
+        SimpleGA,
+        ("pop_size", "init_std"),
+        lambda c: SimpleGA(pop_size=c["pop_size"], mutation_std=c["init_std"]),
+    ),
+    "de": _with_std(DifferentialEvolution),
+    "pso": _with_std(PSO),
+    "map_elites": Registered(MAPElites, ("pop_size", "grid_shape", "init_std"), _map_elites),
 }
+"""Algorithms by CLI name (``--algo NAME``; ``evolax algos`` lists them)."""
 
 
 POLICIES: dict[str, Callable[[dict[str, Any]], Policy]] = {
@@ -217,7 +294,7 @@ POLICIES: dict[str, Callable[[dict[str, Any]], Policy]] = {
 def build_trainer(config: dict[str, Any], mesh: Mesh | None = None) -> Trainer:
     """The :class:`Trainer` a resolved configuration describes."""
     return Trainer(
-        algorithm=ALGORITHMS[config["algo"]](config),
+        algorithm=ALGORITHMS[config["algo"]].build(config),
         policy=POLICIES[config["policy"]](config),
         task=TASKS[config["task"]](config, False),
         n_repeats=config["n_repeats"],

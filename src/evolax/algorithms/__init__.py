@@ -1,8 +1,17 @@
 """Evolution algorithms (ask/tell, fitness maximised)."""
 
+from evolax.algorithms.ars import ARS, ARSState
 from evolax.algorithms.base import Algorithm
+from evolax.algorithms.cma_es import CMAES, CMAESState
+from evolax.algorithms.cr_fm_nes import CRFMNES, CRFMNESState
+from evolax.algorithms.differential_evolution import DEState, DifferentialEvolution
+from evolax.algorithms.lm_ma_es import LMMAES, LMMAESState
+from evolax.algorithms.map_elites import MAPElites, MAPElitesState, archive_metrics
 from evolax.algorithms.open_es import OpenES, OpenESState
 from evolax.algorithms.pgpe import PGPE, PGPEState
+from evolax.algorithms.pso import PSO, PSOState
+from evolax.algorithms.restarts import RestartRecord, RestartResult, bipop, ipop
+from evolax.algorithms.sep_cma_es import SepCMAES, SepCMAESState
 from evolax.algorithms.shaping import (
     centered_rank,
     cma_weights,
@@ -12,19 +21,46 @@ from evolax.algorithms.shaping import (
     weight_decay,
     z_score,
 )
+from evolax.algorithms.simple_ga import SimpleGA, SimpleGAState
 from evolax.algorithms.snes import SNES, SNESState
+from evolax.algorithms.xnes import XNES, XNESState
 
 __all__ = [
-    "PGPE",
+    "ARS",
+    "ARSState",
+    "Algorithm",
+    "CMAES",
+    "CMAESState",
+    "CRFMNES",
+    "CRFMNESState",
+    "DEState",
+    "DifferentialEvolution",
+    "LMMAES",
+    "LMMAESState",
+    "MAPElites",
+    "MAPElitesState",
     "OpenES",
     "OpenESState",
+    "PGPE",
+    "PGPEState",
+    "PSO",
+    "PSOState",
+    "RestartRecord",
+    "RestartResult",
     "SNES",
     "SNESState",
-    "Algorithm",
-    "PGPEState",
+    "SepCMAES",
+    "SepCMAESState",
+    "SimpleGA",
+    "SimpleGAState",
+    "XNES",
+    "XNESState",
+    "archive_metrics",
+    "bipop",
     "centered_rank",
     "cma_weights",
     "finite_fitness",
+    "ipop",
     "min_max",
     "nes_utilities",
     "weight_decay",

@@ -1,0 +1,75 @@
+"""Every registered algorithm trains cart-pole swing-up (easy) to a test score >= 900 within
+the budget written below, or its test says why it cannot (slow: `nox -s slow`).
+
+Each runs through the CLI's registry (`evolax train --algo NAME ...` builds the same trainer)
+with a population of 64 and 4 episodes per individual (EvoJAX's configuration uses 16). It is
+tested every 50 generations on 100 held-out episodes, and training stops at the first test
+>= 900. Full-covariance methods (CMA-ES, xNES) get a small MLP, because their covariance is
+``D x D`` and MLP [64, 64] has D = 4,545.
+"""
+
+import jax
+import numpy as np
+import pytest
+
+from evolax.config import ALGORITHMS, build_trainer, resolve
+
+TARGET, CHUNK = 900.0, 50
+
+# name: (configuration overrides, generation budget); measured with seed 42 in the comments
+SETTINGS = {
+    "pgpe": ({}, 1000),  # EvoJAX's published configuration; 913 at generation 300
+    "open_es": ({"center_lr": 0.03, "init_std": 0.1}, 1000),  # 900 at 350
+    # ARS-t: with all 32 directions (V1, and V2 with normalize_obs) it stalls near 690
+    "ars": ({"top_directions": 8, "center_lr": 0.02, "init_std": 0.05}, 1000),  # 910 at 650
+    "snes": ({"init_std": 0.1}, 1000),  # 916 at 400
+    "xnes": ({"hidden_sizes": [8], "init_std": 0.5}, 1000),  # 911 at 250
+    "cma_es": ({"hidden_sizes": [16], "init_std": 0.5}, 1000),
+    "sep_cma_es": ({"init_std": 0.1}, 1000),  # 910 at 450
+    "lm_ma_es": ({"init_std": 0.1}, 1000),  # 912 at 650
+    "cr_fm_nes": ({"init_std": 0.1}, 1000),  # 916 at 500
+    "simple_ga": ({"init_std": 0.05}, 1000),  # 915 at 550
+    "de": ({"hidden_sizes": [16], "init_std": 0.5}, 1000),
+    "pso": ({"hidden_sizes": [16], "init_std": 0.5}, 1000),
+    "map_elites": ({"init_std": 0.05, "grid_shape": [8, 8]}, 1000),
+}
+
+# Measured shortfalls (seed 42, these settings unless said otherwise).
+CANNOT = {
+    "de": "DE never re-evaluates a member, so on a noisy task lucky scores persist and the "
+    "best-ever genome is picked by luck: best test 895 (generation 900), then down to 550-615 "
+    "by 2000; with MLP [64, 64] and init std 0.1, 746 in 1000",
+    "pso": "the swarm stalls: best test 655 (constriction, global best); 653 with a ring; 13 "
+    "with inertia 0.6 and a velocity clamp of 0.1",
+    "map_elites": "selection is spread over the archive's cells and elites are kept on one "
+    "noisy evaluation: best elite's test 723 (grid 8x8), 715 (32x32), 713 (MLP [16])",
+}
+
+
+def test_every_registered_algorithm_has_a_setting():
+    assert set(SETTINGS) == set(ALGORITHMS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(reason=CANNOT[name])) if name in CANNOT else name
+        for name in sorted(SETTINGS)
+    ],
+)
+def test_trains_cartpole_easy_to_900(name):
+    overrides, budget = SETTINGS[name]
+    config = resolve("cartpole_easy", {"algo": name, "pop_size": 64, "n_repeats": 4, **overrides})
+    trainer = build_trainer(config)
+    run = jax.jit(trainer.run, static_argnums=1)
+    test = jax.jit(trainer.test, static_argnums=2)
+    state = trainer.init(jax.random.key(config["seed"]))
+    scores = []
+    for generation in range(CHUNK, budget + 1, CHUNK):
+        state, _ = run(state, CHUNK)
+        scores.append(float(np.mean(test(state, jax.random.key(10_000 + generation), 100))))
+        print(f"{name}: generation {generation}, test {scores[-1]:.1f}", flush=True)
+        if scores[-1] >= TARGET:
+            return
+    pytest.fail(f"{name} reached {max(scores):.1f} < {TARGET} in {budget} generations")

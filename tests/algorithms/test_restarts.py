@@ -1,0 +1,164 @@
+"""IPOP (Auger & Hansen, 2005) and BIPOP (Hansen, 2009) restarts: schedules, budgets, jit
+reuse, and solving Rastrigin."""
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from evolax.algorithms import SNES
+from evolax.algorithms.cma_es import CMAES
+from evolax.algorithms.restarts import bipop, ipop
+from evolax.algorithms.sep_cma_es import SepCMAES
+
+
+class Flat:
+    """Constant fitness (each run ends by EqualFunValues after 10 + ceil(30 n / lambda)
+    generations); records the population size of each trace, i.e. of each compilation of a
+    restart segment."""
+
+    def __init__(self):
+        self.traced_pop_sizes = []
+
+    def __call__(self, population):
+        self.traced_pop_sizes.append(population.shape[0])
+        return jnp.zeros(population.shape[0])
+
+
+FLAT = Flat()  # shared by the tests below, so they share compilations
+
+
+def new_traces(run):
+    """The pop sizes traced while ``run()`` runs, and its result."""
+    before = len(FLAT.traced_pop_sizes)
+    result = run()
+    return FLAT.traced_pop_sizes[before:], result
+
+
+def test_ipop_doubles_the_population_and_reuses_compilations(key):
+    """d = 4 from lambda = 4: runs of 4, 8, 16 individuals stop after 40, 25, 18 generations
+    (10 + ceil(120 / lambda)); the 32-run gets the 1000 - 648 = 352 evaluations left."""
+    traced, result = new_traces(
+        lambda: ipop(CMAES, FLAT, jnp.zeros(4), key, 1000, pop_size=4, init_std=0.5)
+    )
+    records = result.restarts
+    assert [r.pop_size for r in records] == [4, 8, 16, 32]
+    assert [r.generations for r in records] == [40, 25, 18, 11]
+    assert [r.evaluations for r in records] == [160, 200, 288, 352]
+    assert all("equalfunvals" in r.stop_reasons for r in records[:3])
+    assert records[3].stop_reasons == ("budget",)
+    assert result.evaluations == 1000 and result.best_fitness == 0.0
+    assert {r.regime for r in records} == {"ipop"} and {r.init_std for r in records} == {0.5}
+    # at most one compilation per pop size (none if an earlier test compiled it)
+    assert len(traced) == len(set(traced)) and set(traced) <= {4, 8, 16, 32}
+    assert set(FLAT.traced_pop_sizes) >= {4, 8, 16, 32}
+    # same pop sizes, another init_std, budget and key: nothing recompiles
+    traced, _ = new_traces(
+        lambda: ipop(CMAES, FLAT, jnp.zeros(4), jax.random.key(1), 400, pop_size=4, init_std=2.0)
+    )
+    assert traced == []
+
+
+def test_bipop_interlaces_the_regimes(key):
+    """Hansen (2009): the first run and the large regime double lambda_def = 4 with sigma0;
+    small runs draw lambda in [lambda_def, latest large lambda] and sigma in [sigma0 / 100,
+    sigma0], get half the large regime's evaluations, and are chosen while the small regime
+    has used fewer evaluations."""
+    compiled_before = set(FLAT.traced_pop_sizes)
+    traced, result = new_traces(
+        lambda: bipop(CMAES, FLAT, jnp.zeros(4), key, 2000, pop_size=4, init_std=0.5)
+    )
+    records = result.restarts
+    assert records[0].regime == "large" and records[0].pop_size == 4
+    large_evals = small_evals = 0
+    latest_large = None
+    n_large = 0
+    for i, r in enumerate(records):
+        if i > 0:  # the regime that has used fewer evaluations is chosen
+            assert r.regime == ("small" if small_evals < large_evals else "large"), i
+        if r.regime == "large":
+            assert r.pop_size == 4 * 2**n_large and r.init_std == 0.5
+            latest_large, n_large = r.pop_size, n_large + 1
+            large_evals += r.evaluations
+        else:
+            assert 4 <= r.pop_size <= latest_large
+            assert 0.5 / 100 <= r.init_std <= 0.5
+            assert r.budget == min(max(r.pop_size, large_evals // 2), 2000 - sum(
+                q.evaluations for q in records[:i]))  # fmt: skip
+            small_evals += r.evaluations
+    assert n_large >= 3 and len(records) > n_large
+    assert result.evaluations == sum(r.evaluations for r in records) <= 2000
+    # one compilation per new pop size, although the small runs' init_std differ
+    assert sorted(traced) == sorted({r.pop_size for r in records} - compiled_before)
+
+
+def test_ipop_with_sep_cma_solves_a_sphere(key):
+    """Any factory works (here SepCMAES with a tighter TolX), the result holds the best
+    solution evaluated, and the target fitness ends the run."""
+    optimum = jnp.arange(6.0)
+    factory = functools.partial(SepCMAES, tol_x=1e-20)
+    result = ipop(
+        lambda pop, std: factory(pop, init_std=std),
+        lambda x: -jnp.sum((x - optimum[None]) ** 2, 1),
+        jnp.zeros(6),
+        key,
+        20_000,
+        init_std=2.0,
+        target_fitness=-1e-10,
+    )
+    assert len(result.restarts) == 1 and "target" in result.restarts[0].stop_reasons
+    assert -1e-10 <= result.best_fitness
+    np.testing.assert_allclose(result.best_solution, optimum, atol=1e-4)
+    gap = float(jnp.sum((result.best_solution - optimum) ** 2))
+    assert gap == pytest.approx(-result.best_fitness, rel=1e-3, abs=1e-12)
+
+
+def test_rejects_bad_arguments(key):
+    f, x0 = (lambda x: -jnp.sum(x**2, 1)), jnp.zeros(3)
+    for driver in (ipop, bipop):
+        for kwargs, match in [
+            ({"max_evals": 0}, "max_evals"),
+            ({"init_std": 0.0}, "init_std"),
+            ({"increase_factor": 1.0}, "increase_factor"),
+            ({"max_restarts": -1}, "max_restarts"),
+            ({"pop_size": 0}, "pop_size"),
+        ]:
+            args = {"max_evals": 100, **kwargs}
+            with pytest.raises(ValueError, match=match):
+                driver(CMAES, f, x0, key, args.pop("max_evals"), **args)
+        with pytest.raises(ValueError, match="algorithm"):
+            driver(CMAES(pop_size=4), f, x0, key, 100)
+        with pytest.raises(ValueError, match="should_stop"):
+            driver(lambda pop, std: SNES(pop_size=pop, init_std=std), f, x0, key, 100)
+
+
+def rastrigin(x):
+    return -jnp.sum(x**2 + 20 * jnp.sin(jnp.pi * x) ** 2, -1)  # 1 - cos(2 pi x) = 2 sin^2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("driver", [ipop, bipop])
+def test_solves_rastrigin_10d(driver):
+    """Rastrigin d = 10, x0 uniform in [-4, 4]^10 drawn anew for every run, sigma0 = 2,
+    default population: f < 1e-8 within 400,000 evaluations for 3 seeds out of 3 (measured:
+    IPOP 45k-116k after 4-6 restarts, reaching lambda = 160-640; BIPOP 83k-132k)."""
+    for seed in range(3):
+        result = driver(
+            CMAES,
+            rastrigin,
+            lambda k: jax.random.uniform(k, (10,), minval=-4.0, maxval=4.0),
+            jax.random.key(seed),
+            400_000,
+            init_std=2.0,
+            target_fitness=-1e-8,
+        )
+        assert result.best_fitness >= -1e-8, (seed, result.best_fitness, result.restarts)
+        assert result.evaluations <= 400_000
+        assert float(-rastrigin(jnp.asarray(result.best_solution))) < 1e-8 * (1 + 1e-3)
+        if driver is ipop:
+            pops = [r.pop_size for r in result.restarts]
+            assert pops == [10 * 2**i for i in range(len(pops))]
+        assert math.isclose(result.best_fitness, max(r.best_fitness for r in result.restarts))
