@@ -24,7 +24,7 @@ SETTINGS = {
     "ars": ({"top_directions": 8, "center_lr": 0.02, "init_std": 0.05}, 1000),  # 910 at 650
     "snes": ({"init_std": 0.1}, 1000),  # 916 at 400
     "xnes": ({"hidden_sizes": [8], "init_std": 0.5}, 1000),  # 911 at 250
-    "cma_es": ({"hidden_sizes": [16], "init_std": 0.5}, 1000),
+    "cma_es": ({"hidden_sizes": [16], "init_std": 0.5}, 1000),  # 911 at 300
     "sep_cma_es": ({"init_std": 0.1}, 1000),  # 910 at 450
     "lm_ma_es": ({"init_std": 0.1}, 1000),  # 912 at 650
     "cr_fm_nes": ({"init_std": 0.1}, 1000),  # 916 at 500
