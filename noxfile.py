@@ -41,12 +41,16 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Side-by-side speed against EvoJAX 0.2.17 (installed into this session's environment).
+    """Side-by-side speed: against EvoJAX 0.2.17 (cart-pole, MNIST) or evosax 0.3.2 (ES on a
+    shifted sphere), installed into this session's environment.
 
-    `nox -s bench` times cart-pole; `nox -s bench -- mnist [ARGS]` times MNIST.
+    `nox -s bench` times cart-pole; `nox -s bench -- mnist [ARGS]` MNIST;
+    `nox -s bench -- evosax [ARGS]` OpenES, PGPE, Sep-CMA-ES and CMA-ES against evosax.
     """
-    session.install("-e", ".", "evojax==0.2.17")
     benchmark, *args = session.posargs or ["cartpole"]
-    if benchmark not in ("cartpole", "mnist"):
+    if benchmark not in ("cartpole", "mnist", "evosax"):
         args, benchmark = [benchmark, *args], "cartpole"
-    session.run("python", f"benchmarks/{benchmark}_speed.py", *args, env=_env())
+    baseline = "evosax==0.3.2" if benchmark == "evosax" else "evojax==0.2.17"
+    session.install("-e", ".", baseline)
+    env = _env() | {"OPENBLAS_NUM_THREADS": "1"}  # LAPACK threads fight XLA's for 2 cores
+    session.run("python", f"benchmarks/{benchmark}_speed.py", *args, env=env)

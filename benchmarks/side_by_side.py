@@ -20,10 +20,11 @@ from importlib.metadata import version
 from pathlib import Path
 
 
-def serve(runner: Callable[[int], float]) -> None:
-    """The worker's side: ``runner(n)`` returns the seconds ``n`` generations took."""
+def serve(runner: Callable[[int], float], info: Callable[[], dict] | None = None) -> None:
+    """The worker's side: ``runner(n)`` returns the seconds ``n`` generations took; ``info()``,
+    if given, is measured after the warm-up and sent to the parent as JSON."""
     runner(1)  # warm up: compile
-    print("ready", flush=True)
+    print("ready", json.dumps(info() if info else {}), flush=True)
     for line in sys.stdin:
         n = int(line)
         print(runner(n) / n, flush=True)
@@ -69,9 +70,14 @@ def evojax_timer(sim, solver) -> Callable[[int], float]:
 
 
 def time_workers(
-    script: str, workers: dict[str, list[str]], generations: int, rounds: int
+    script: str,
+    workers: dict[str, list[str]],
+    generations: int,
+    rounds: int,
+    infos: dict[str, dict] | None = None,
 ) -> dict[str, list[float]]:
-    """Start ``python script *args`` per worker name; return its seconds/gen of every round."""
+    """Start ``python script *args`` per worker name; return its seconds/gen of every round
+    (and put what each worker's ``serve`` sent in ``infos``, if given)."""
     processes = {
         name: subprocess.Popen(
             [sys.executable, script, *args],
@@ -83,8 +89,11 @@ def time_workers(
     }
     try:
         for name, process in processes.items():
-            if process.stdout.readline().strip() != "ready":
+            word, _, info = process.stdout.readline().strip().partition(" ")
+            if word != "ready":
                 raise RuntimeError(f"{name} worker failed to start (exit {process.wait()})")
+            if infos is not None:
+                infos[name] = json.loads(info)
         times: dict[str, list[float]] = {name: [] for name in workers}
         for _ in range(rounds):
             for name, process in processes.items():
@@ -105,16 +114,22 @@ def summary(times: dict[str, list[float]]) -> dict[str, float]:
 
 
 def report(
-    out: Path, benchmark: str, config: dict, times: dict[str, list[float]], generations: int
+    out: Path,
+    benchmark: str,
+    config: dict,
+    times: dict[str, list[float]],
+    generations: int,
+    baseline: str = "evojax",
 ) -> float:
-    """Write the JSON result to ``out`` and print the table; return evolax's speed-up.
+    """Write the JSON result to ``out`` and print the table; return evolax's speed-up over the
+    ``baseline`` library.
 
     Worker names start with the library's name; each library counts with its fastest worker.
     """
     per_gen = summary(times)
     evolax_best = min(t for name, t in per_gen.items() if name.startswith("evolax"))
-    evojax_best = min(t for name, t in per_gen.items() if name.startswith("evojax"))
-    ratio = evojax_best / evolax_best
+    baseline_best = min(t for name, t in per_gen.items() if name.startswith(baseline))
+    ratio = baseline_best / evolax_best
     result = {
         "benchmark": benchmark,
         "config": config,
@@ -122,8 +137,8 @@ def report(
         "rounds": len(next(iter(times.values()))),
         "seconds_per_generation": per_gen,
         "all_rounds": times,
-        "speedup_evolax_over_evojax": ratio,
-        "versions": {name: version(name) for name in ("evolax", "evojax", "jax")},
+        f"speedup_evolax_over_{baseline}": ratio,
+        "versions": {name: version(name) for name in ("evolax", baseline, "jax")},
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "backend": "cpu"},
     }
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -131,5 +146,5 @@ def report(
     print("| library | s / generation |\n|---|---|")
     for name, seconds in per_gen.items():
         print(f"| {name} | {seconds:.3f} |")
-    print(f"\nevolax is {ratio:.1f}x EvoJAX's throughput (cpu, {os.cpu_count()} cores)")
+    print(f"\nevolax is {ratio:.1f}x {baseline}'s throughput (cpu, {os.cpu_count()} cores)")
     return ratio

@@ -1,0 +1,188 @@
+"""Seconds per generation of evolution strategies on a shifted sphere: evolax vs evosax.
+
+Each case runs the same algorithm with the same population, dimension, initial std and
+optimizer in both libraries. A generation is ask + evaluate + tell, and the whole loop is one
+jitted ``lax.scan`` in both. Each library runs in a worker process of its own; the parent
+alternates timing rounds between them (see ``side_by_side.py``). Solution quality is measured
+in the same worker after the warm-up: ``f(mean) / f(x0)`` after ``--quality-generations``
+generations from the same start, where ``f(x) = |x - 1|^2`` (smaller is better).
+
+Run with `nox -s bench -- evosax` (installs evosax 0.3.2 beside evolax), or directly with
+`python benchmarks/evosax_speed.py [--cases open_es,pgpe,sep_cma_es,cma_es]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+
+from side_by_side import serve, summary, time_workers
+
+# name: (dimension, population, initial std, learning rate of the mean or None)
+CASES = {
+    "open_es": (100_000, 1024, 0.05, 0.01),
+    "pgpe": (100_000, 1024, 0.05, 0.01),
+    "sep_cma_es": (100_000, 256, 0.5, None),
+    "cma_es": (1_000, 128, 0.5, None),
+}
+SHIFT = 1.0
+
+
+def sphere(x):
+    """``|x - SHIFT|^2`` of each row (minimised; evolax maximises its negative)."""
+    return jnp.sum((x - SHIFT) ** 2, axis=-1)
+
+
+def evolax_loop(case: str):
+    """(init(key), run(state, key, n), f(mean of state)) for evolax's algorithm."""
+    import optax
+
+    import evolax.algorithms as algorithms
+
+    dim, pop, std, lr = CASES[case]
+    algo = {
+        "open_es": lambda: algorithms.OpenES(pop, optimizer=optax.adam(lr), sigma=std),
+        "pgpe": lambda: algorithms.PGPE(pop, optimizer=optax.adam(lr), init_std=std),
+        "sep_cma_es": lambda: algorithms.SepCMAES(pop, init_std=std),
+        "cma_es": lambda: algorithms.CMAES(pop, init_std=std),
+    }[case]()
+
+    def generation(state, key):
+        population, state = algo.ask(key, state)
+        state, _ = algo.tell(state, population, -sphere(population))
+        return state, None
+
+    def run(state, key, n):
+        return jax.lax.scan(generation, state, jax.random.split(key, n))[0]
+
+    return (
+        lambda key: algo.init(key, jnp.zeros(dim)),
+        run,
+        lambda state: sphere(algo.best(state)),
+    )
+
+
+def evosax_loop(case: str):
+    """The same for evosax (which minimises)."""
+    import optax
+    from evosax.algorithms import CMA_ES, PGPE, Open_ES, Sep_CMA_ES
+
+    dim, pop, std, lr = CASES[case]
+    x0 = jnp.zeros(dim)
+    algo = {
+        "open_es": lambda: Open_ES(
+            pop, x0, optimizer=optax.adam(lr), std_schedule=optax.constant_schedule(std)
+        ),
+        "pgpe": lambda: PGPE(pop, x0, optimizer=optax.adam(lr)),
+        "sep_cma_es": lambda: Sep_CMA_ES(pop, x0),
+        "cma_es": lambda: CMA_ES(pop, x0),
+    }[case]()
+    params = algo.default_params
+    if case in ("pgpe", "sep_cma_es", "cma_es"):
+        params = params.replace(std_init=std)
+
+    def generation(state, key):
+        ask_key, tell_key = jax.random.split(key)
+        population, state = algo.ask(ask_key, state, params)
+        state, _ = algo.tell(tell_key, population, sphere(population), state, params)
+        return state, None
+
+    def run(state, key, n):
+        return jax.lax.scan(generation, state, jax.random.split(key, n))[0]
+
+    return (
+        lambda key: algo.init(key, x0, params),
+        run,
+        lambda state: sphere(algo.get_mean(state)),
+    )
+
+
+def worker(library: str, case: str, quality_generations: int) -> None:
+    init, run, quality = (evolax_loop if library == "evolax" else evosax_loop)(case)
+    run = jax.jit(run, static_argnums=2)
+    key = jax.random.key(0)
+    state = init(key)
+    compiled: set[int] = set()
+
+    def generations(n: int) -> float:
+        nonlocal state
+        if n not in compiled:
+            jax.block_until_ready(run(state, key, n))
+            compiled.add(n)
+        start = time.perf_counter()
+        state = jax.block_until_ready(run(state, key, n))
+        return time.perf_counter() - start
+
+    def info() -> dict:
+        start = init(key)
+        final = run(start, jax.random.key(1), quality_generations)
+        return {"f_ratio": float(quality(final) / quality(start))}
+
+    serve(generations, info)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated")
+    parser.add_argument("--generations", type=int, default=5, help="generations per round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quality-generations", type=int, default=100)
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/evosax_speed.json"))
+    parser.add_argument("--worker", nargs=2, metavar=("LIBRARY", "CASE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(*args.worker, args.quality_generations)
+
+    rows = {}
+    for case in args.cases.split(","):
+        if case not in CASES:
+            sys.exit(f"unknown case {case!r}; choose from {sorted(CASES)}")
+        common = ["--quality-generations", str(args.quality_generations)]
+        workers = {lib: [*common, "--worker", lib, case] for lib in ("evolax", "evosax")}
+        infos: dict[str, dict] = {}
+        times = time_workers(__file__, workers, args.generations, args.rounds, infos)
+        per_gen = summary(times)
+        dim, pop, _, _ = CASES[case]
+        rows[case] = {
+            "dim": dim,
+            "pop_size": pop,
+            "seconds_per_generation": per_gen,
+            "all_rounds": times,
+            "speedup": per_gen["evosax"] / per_gen["evolax"],
+            "f_ratio": {lib: infos[lib]["f_ratio"] for lib in infos},
+        }
+        print(f"{case}: {rows[case]}", flush=True)
+
+    result = {
+        "benchmark": "shifted sphere, ask + evaluate + tell in one jitted lax.scan",
+        "cases": rows,
+        "quality_generations": args.quality_generations,
+        "versions": {name: version(name) for name in ("evolax", "evosax", "jax")},
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "backend": "cpu"},
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    print(
+        "\n| algorithm | d | pop | evolax s/gen | evosax s/gen | speed-up | "
+        f"f(mean)/f(x0) after {args.quality_generations} gens, evolax / evosax |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for case, row in rows.items():
+        t, q = row["seconds_per_generation"], row["f_ratio"]
+        print(
+            f"| {case} | {row['dim']:,} | {row['pop_size']} | {t['evolax']:.4f} | "
+            f"{t['evosax']:.4f} | {row['speedup']:.1f}x | {q['evolax']:.3g} / {q['evosax']:.3g} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
