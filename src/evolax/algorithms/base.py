@@ -63,6 +63,24 @@ def check_fitness(fitness: Fitness, pop_size: int) -> Float[Array, " pop"]:
     return jnp.asarray(fitness, jnp.float32)
 
 
+def update_best(
+    best_genome: Params,
+    best_fitness: Float[Array, ""],
+    flat_population: Float[Array, "pop dim"],
+    fitness: Float[Array, " pop"],
+) -> tuple[Params, Float[Array, ""]]:
+    """The best-ever genome (a pytree) and its fitness, after this generation's population
+    (flattened, with its sanitised fitness): the first best member replaces it if strictly
+    better."""
+    top = jnp.argmax(fitness)
+    improved = fitness[top] > best_fitness
+    best_flat, unravel = ravel_pytree(best_genome)
+    return (
+        unravel(jnp.where(improved, flat_population[top], best_flat)),
+        jnp.where(improved, fitness[top], best_fitness),
+    )
+
+
 def flatten_population(population: Population) -> Float[Array, "pop dim"]:
     """Flatten a population pytree into a ``f32[pop, D]`` matrix (row order = leaf order)."""
     population_size(population)

@@ -15,6 +15,7 @@ from evolax.algorithms.base import (
     check_fitness,
     flatten_population,
     unflatten_population,
+    update_best,
 )
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
@@ -237,14 +238,13 @@ class DifferentialEvolution(Algorithm):
         members, member_fitness, accept = greedy_selection(
             state.population, state.fitness, trials, fitness
         )
-        top = jnp.argmax(fitness)
-        improved = fitness[top] > state.best_fitness
-        best_flat, unravel = ravel_pytree(state.best_genome)
-        best_fitness = jnp.where(improved, fitness[top], state.best_fitness)
+        best_genome, best_fitness = update_best(
+            state.best_genome, state.best_fitness, trials, fitness
+        )
         new_state = DEState(
             population=members,
             fitness=member_fitness,
-            best_genome=unravel(jnp.where(improved, trials[top], best_flat)),
+            best_genome=best_genome,
             best_fitness=best_fitness,
             generation=state.generation + 1,
         )

@@ -15,6 +15,7 @@ from evolax.algorithms.base import (
     check_fitness,
     flatten_population,
     unflatten_population,
+    update_best,
 )
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
@@ -276,15 +277,14 @@ class PSO(Algorithm):
         fitness = sanitize_fitness(check_fitness(fitness, self.pop_size))
         positions = flatten_population(population)
         improved = fitness > state.personal_best_fitness
-        top = jnp.argmax(fitness)
-        new_best = fitness[top] > state.best_fitness
-        best_flat, unravel = ravel_pytree(state.best_genome)
-        best_fitness = jnp.where(new_best, fitness[top], state.best_fitness)
+        best_genome, best_fitness = update_best(
+            state.best_genome, state.best_fitness, positions, fitness
+        )
         new_state = state.replace(
             positions=positions,
             personal_best=jnp.where(improved[:, None], positions, state.personal_best),
             personal_best_fitness=jnp.where(improved, fitness, state.personal_best_fitness),
-            best_genome=unravel(jnp.where(new_best, positions[top], best_flat)),
+            best_genome=best_genome,
             best_fitness=best_fitness,
             generation=state.generation + 1,
         )

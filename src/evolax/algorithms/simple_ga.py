@@ -16,6 +16,7 @@ from evolax.algorithms.base import (
     check_fitness,
     flatten_population,
     unflatten_population,
+    update_best,
 )
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
@@ -202,14 +203,13 @@ class SimpleGA(Algorithm):
     ) -> tuple[SimpleGAState, Metrics]:
         fitness = sanitize_fitness(check_fitness(fitness, self.pop_size))
         flat = flatten_population(population)
-        top = jnp.argmax(fitness)  # the first best on ties
-        improved = fitness[top] > state.best_fitness
-        best_flat, unravel = ravel_pytree(state.best_genome)
-        best_fitness = jnp.where(improved, fitness[top], state.best_fitness)
+        best_genome, best_fitness = update_best(
+            state.best_genome, state.best_fitness, flat, fitness
+        )
         new_state = SimpleGAState(
             population=flat,
             fitness=fitness,
-            best_genome=unravel(jnp.where(improved, flat[top], best_flat)),
+            best_genome=best_genome,
             best_fitness=best_fitness,
             generation=state.generation + 1,
         )
