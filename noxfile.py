@@ -1,10 +1,10 @@
-"""Developer sessions: `nox -s tests` (default suite), `slow`, `lint`, `bench`."""
+"""Developer sessions: `nox -s tests` (default suite), `slow`, `lint`, `docs`, `bench`."""
 
 import os
 
 import nox
 
-nox.options.sessions = ["tests", "lint"]
+nox.options.sessions = ["tests", "lint", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shared", "data")
@@ -37,6 +37,13 @@ def lint(session: nox.Session) -> None:
     session.install("ruff>=0.6")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site (mkdocs, API reference from docstrings); warnings fail."""
+    session.install("-e", ".[docs]")
+    session.run("mkdocs", "build", "--strict", *session.posargs, env={"NO_MKDOCS_2_WARNING": "1"})
 
 
 @nox.session
