@@ -6,6 +6,7 @@ import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from evolax.policies import Policy
 from evolax.tasks import Task
@@ -93,3 +94,9 @@ class Linear(Policy):
 
     def apply(self, params, obs, state, key):
         return obs @ params["w"], state
+
+
+def state_leaves(state) -> list:
+    """A ``TrainState``'s leaves as numpy arrays (its PRNG key as raw key data)."""
+    state = state.replace(key=jax.random.key_data(state.key))
+    return [np.asarray(x) for x in jax.tree.leaves(state)]

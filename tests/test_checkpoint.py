@@ -6,15 +6,11 @@ import pytest
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
 from evolax.checkpoint import CheckpointError, CheckpointStore
-
-
-def leaves(state):
-    state = state.replace(key=jax.random.key_data(state.key))
-    return [np.asarray(x) for x in jax.tree.leaves(state)]
+from helpers import state_leaves
 
 
 def assert_same_state(a, b):
-    for x, y in zip(leaves(a), leaves(b), strict=True):
+    for x, y in zip(state_leaves(a), state_leaves(b), strict=True):
         np.testing.assert_array_equal(x, y)
 
 

@@ -1,15 +1,17 @@
 """Every algorithm the CLI can name builds, trains a few generations inside the trainer's
-jitted scan, and is listed by `evolax algos`."""
+jitted scan, checkpoints its state exactly, and is listed by `evolax algos`."""
 
 import jax
 import numpy as np
 import pytest
 
+from evolax.checkpoint import CheckpointStore
 from evolax.config import ALGORITHMS, build_trainer, resolve
+from helpers import state_leaves
 
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
-def test_each_registered_algorithm_trains_in_the_trainer(name):
+def test_each_registered_algorithm_trains_in_the_trainer_and_checkpoints(name, tmp_path):
     config = resolve(
         None,
         {
@@ -30,6 +32,14 @@ def test_each_registered_algorithm_trains_in_the_trainer(name):
     x0 = trainer.policy.init(jax.random.key(1), trainer.task.obs_shape, trainer.task.action_shape)
     assert jax.tree.structure(best) == jax.tree.structure(x0)
     assert all(np.all(np.isfinite(leaf)) for leaf in jax.tree.leaves(best))
+
+    # the whole state, archive or covariance included, survives a checkpoint exactly
+    store = CheckpointStore(tmp_path, keep=1)
+    store.save(state, {})
+    restored, _ = store.restore(trainer.init(jax.random.key(5)))
+    store.close()
+    for x, y in zip(state_leaves(state), state_leaves(restored), strict=True):
+        np.testing.assert_array_equal(x, y)
 
 
 def test_cli_lists_every_algorithm(capsys):
