@@ -100,3 +100,16 @@ def state_leaves(state) -> list:
     """A ``TrainState``'s leaves as numpy arrays (its PRNG key as raw key data)."""
     state = state.replace(key=jax.random.key_data(state.key))
     return [np.asarray(x) for x in jax.tree.leaves(state)]
+
+
+def optimize(algo, fitness_fn, gap_fn, n_generations: int, key, x0):
+    """Run ``algo`` from ``x0`` for ``n_generations`` in one jitted scan, maximising
+    ``fitness_fn(population)``; returns the final state and ``gap_fn(best)`` per generation."""
+
+    def generation(state, key):
+        population, state = algo.ask(key, state)
+        state, _ = algo.tell(state, population, fitness_fn(population))
+        return state, gap_fn(algo.best(state))
+
+    run = jax.jit(lambda s, k: jax.lax.scan(generation, s, jax.random.split(k, n_generations)))
+    return run(algo.init(key, x0), key)

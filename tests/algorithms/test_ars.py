@@ -8,6 +8,7 @@ import optax
 import pytest
 
 from evolax.algorithms.ars import ARS, ARSState
+from helpers import optimize
 
 tell = jax.jit(lambda algo, state, population, fitness: algo.tell(state, population, fitness))
 ask = jax.jit(lambda algo, key, state: algo.ask(key, state))
@@ -55,13 +56,14 @@ def test_ask_is_antithetic_with_std_sigma(key):
 
 
 def run_ars(algo, n_generations, key, optimum):
-    def generation(state, key):
-        population, state = algo.ask(key, state)
-        state, _ = algo.tell(state, population, -jnp.sum((population - optimum[None]) ** 2, 1))
-        return state, jnp.linalg.norm(algo.best(state) - optimum)
-
-    run = jax.jit(lambda s, k: jax.lax.scan(generation, s, jax.random.split(k, n_generations)))
-    return run(algo.init(key, jnp.zeros(optimum.shape[0])), key)
+    return optimize(
+        algo,
+        lambda population: -jnp.sum((population - optimum[None]) ** 2, 1),
+        lambda best: jnp.linalg.norm(best - optimum),
+        n_generations,
+        key,
+        jnp.zeros(optimum.shape[0]),
+    )
 
 
 def test_solves_a_shifted_sphere(key):

@@ -12,6 +12,7 @@ from evolax.algorithms.cr_fm_nes import (
     crfmnes_parameters,
     default_pop_size,
 )
+from helpers import optimize
 
 crfmnes = pytest.importorskip("crfmnes")
 crfmnes_alg = pytest.importorskip("crfmnes.alg")
@@ -195,14 +196,7 @@ def test_ask_is_mirrored_and_has_the_restricted_covariance(key):
 
 def run_crfmnes(fitness_fn, gap_fn, n_generations, key, x0):
     algo = CRFMNES(pop_size=default_pop_size(x0.shape[0]))
-
-    def generation(state, key):
-        population, state = algo.ask(key, state)
-        state, _ = algo.tell(state, population, fitness_fn(population))
-        return state, gap_fn(algo.best(state))
-
-    run = jax.jit(lambda s, k: jax.lax.scan(generation, s, jax.random.split(k, n_generations)))
-    return run(algo.init(key, x0), key)
+    return optimize(algo, fitness_fn, gap_fn, n_generations, key, x0)
 
 
 def test_reaches_1e_8_on_a_shifted_sphere(key):

@@ -13,6 +13,7 @@ from evolax.algorithms.lm_ma_es import (
     default_pop_size,
     lmmaes_parameters,
 )
+from helpers import optimize
 
 ask = jax.jit(lambda algo, key, state: algo.ask(key, state))
 tell = jax.jit(lambda algo, state, population, fitness: algo.tell(state, population, fitness))
@@ -100,23 +101,13 @@ def test_papers_defaults():
     np.testing.assert_allclose(p.c_c[:3], [lam / dim, lam / (4 * dim), lam / (16 * dim)])
 
 
-def run_lmmaes(algo, fitness_fn, gap_fn, n_generations, key, x0):
-    def generation(state, key):
-        population, state = algo.ask(key, state)
-        state, _ = algo.tell(state, population, fitness_fn(population))
-        return state, gap_fn(algo.best(state))
-
-    run = jax.jit(lambda s, k: jax.lax.scan(generation, s, jax.random.split(k, n_generations)))
-    return run(algo.init(key, x0), key)
-
-
 def test_reaches_1e_8_on_a_shifted_sphere(key):
     """d = 100, the paper's defaults (lambda = m = 17), sigma_0 = 1 from 1: f - f* < 1e-8
     within 800 generations (13,600 evaluations; measured 552-595 generations over seeds 0-2;
     at d = 30, 250-279)."""
     dim = 100
     optimum = jnp.linspace(-2.0, 3.0, dim)
-    _, gaps = run_lmmaes(
+    _, gaps = optimize(
         LMMAES(pop_size=default_pop_size(dim)),
         lambda p: -jnp.sum((p - optimum[None]) ** 2, 1),
         lambda m: jnp.sum((m - optimum) ** 2),
@@ -129,7 +120,7 @@ def test_reaches_1e_8_on_a_shifted_sphere(key):
 
 def ellipsoid_run(dim, condition, budget, key):
     scales = condition ** (jnp.arange(dim) / (dim - 1))
-    return run_lmmaes(
+    return optimize(
         LMMAES(pop_size=default_pop_size(dim)),
         lambda p: -jnp.dot(p**2, scales),
         lambda m: jnp.dot(m**2, scales),
@@ -164,7 +155,7 @@ def test_small_dimension_needs_c_sigma(key):
         LMMAES(pop_size=12, c_sigma=0.5).init(key, jnp.zeros(10))
     # with c_sigma given, d = 10 works: f - f* < 1e-8 within 300 generations (measured 137-149)
     optimum = jnp.linspace(-2.0, 3.0, 10)
-    _, gaps = run_lmmaes(
+    _, gaps = optimize(
         LMMAES(pop_size=10, c_sigma=1.0),
         lambda p: -jnp.sum((p - optimum[None]) ** 2, 1),
         lambda m: jnp.sum((m - optimum) ** 2),

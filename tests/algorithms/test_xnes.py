@@ -8,6 +8,7 @@ import pytest
 import scipy.linalg
 
 from evolax.algorithms.xnes import XNES, XNESState, default_lr, default_pop_size
+from helpers import optimize
 
 ask = jax.jit(lambda algo, key, state: algo.ask(key, state))
 tell = jax.jit(lambda algo, state, population, fitness: algo.tell(state, population, fitness))
@@ -82,16 +83,8 @@ def test_papers_defaults():
 
 
 def run_xnes(fitness_fn, gap_fn, n_generations, key, x0):
-    dim = x0.shape[0]
-    algo = XNES(pop_size=default_pop_size(dim))
-
-    def generation(state, key):
-        population, state = algo.ask(key, state)
-        state, _ = algo.tell(state, population, fitness_fn(population))
-        return state, gap_fn(algo.best(state))
-
-    run = jax.jit(lambda s, k: jax.lax.scan(generation, s, jax.random.split(k, n_generations)))
-    return run(algo.init(key, x0), key)
+    algo = XNES(pop_size=default_pop_size(x0.shape[0]))
+    return optimize(algo, fitness_fn, gap_fn, n_generations, key, x0)
 
 
 def test_reaches_1e_8_on_a_shifted_sphere(key):
