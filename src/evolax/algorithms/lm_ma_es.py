@@ -20,6 +20,7 @@ from evolax.algorithms.base import (
     flatten_population,
     unflatten_population,
 )
+from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
@@ -209,7 +210,7 @@ class LMMAES(Algorithm):
 
     def ask(self, key: PRNGKey, state: LMMAESState) -> tuple[Population, LMMAESState]:
         mean, _ = ravel_pytree(state.mean)
-        z = jax.random.normal(key, (self.pop_size, mean.shape[0]))
+        z = gaussian(key, (self.pop_size, mean.shape[0]))
         flat = mean[None] + state.sigma * self.transform(state, z)
         return unflatten_population(flat, state.mean), state
 

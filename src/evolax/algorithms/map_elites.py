@@ -19,6 +19,7 @@ from evolax.algorithms.base import (
     flatten_population,
     unflatten_population,
 )
+from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
@@ -168,7 +169,7 @@ class MAPElites(Algorithm):
         dim = x.shape[1]
         children = (
             x
-            + self.iso_sigma * jax.random.normal(iso_key, (self.pop_size, dim))
+            + self.iso_sigma * gaussian(iso_key, (self.pop_size, dim))
             + self.line_sigma * jax.random.normal(line_key, (self.pop_size, 1)) * (y - x)
         )
         flat0, _ = ravel_pytree(state.x0)

@@ -17,6 +17,7 @@ from evolax.algorithms.base import (
     flatten_population,
     unflatten_population,
 )
+from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import centered_rank, weight_decay
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
@@ -92,7 +93,7 @@ class OpenES(Algorithm):
     def ask(self, key: PRNGKey, state: OpenESState) -> tuple[Population, OpenESState]:
         center, _ = ravel_pytree(state.center)
         n = self.pop_size // 2 if self.antithetic else self.pop_size
-        eps = jax.random.normal(key, (n, center.shape[0]))
+        eps = gaussian(key, (n, center.shape[0]))
         if self.antithetic:
             eps = jnp.concatenate([eps, -eps])
         return unflatten_population(center[None] + state.sigma * eps, state.center), state

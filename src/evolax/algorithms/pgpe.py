@@ -17,6 +17,7 @@ from evolax.algorithms.base import (
     flatten_population,
     unflatten_population,
 )
+from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import centered_rank
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
@@ -83,7 +84,7 @@ class PGPE(Algorithm):
 
     def ask(self, key: PRNGKey, state: PGPEState) -> tuple[Population, PGPEState]:
         center, _ = ravel_pytree(state.center)
-        eps = jax.random.normal(key, (self.pop_size // 2, center.shape[0])) * state.std[None]
+        eps = gaussian(key, (self.pop_size // 2, center.shape[0])) * state.std[None]
         flat = jnp.concatenate([center[None] + eps, center[None] - eps])
         return unflatten_population(flat, state.center), state
 

@@ -26,6 +26,7 @@ from evolax.algorithms.cma_es import (
     ranked_weights,
     update_history,
 )
+from evolax.algorithms.noise import gaussian
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
 
@@ -108,7 +109,7 @@ class SepCMAES(Algorithm):
 
     def ask(self, key: PRNGKey, state: SepCMAESState) -> tuple[Population, SepCMAESState]:
         mean, _ = ravel_pytree(state.mean)
-        z = jax.random.normal(key, (self.pop_size, mean.shape[0]))
+        z = gaussian(key, (self.pop_size, mean.shape[0]))
         std = state.sigma * jnp.sqrt(state.cov_diag)
         return unflatten_population(mean[None] + std[None] * z, state.mean), state
 

@@ -18,6 +18,7 @@ from evolax.algorithms.base import (
     unflatten_population,
     update_best,
 )
+from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
@@ -178,7 +179,7 @@ class SimpleGA(Algorithm):
         choice_key, noise_key = jax.random.split(key)
         bits = jax.random.bits(choice_key, (self.pop_size - self.n_elites,))
         choice = (bits % jnp.uint32(self.n_parents)).astype(jnp.int32)
-        return choice, jax.random.normal(noise_key, (self.pop_size, dim))
+        return choice, gaussian(noise_key, (self.pop_size, dim))
 
     def ask(self, key: PRNGKey, state: SimpleGAState) -> tuple[Population, SimpleGAState]:
         flat0, _ = ravel_pytree(state.best_genome)  # x0 until the first tell

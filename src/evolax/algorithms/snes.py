@@ -17,6 +17,7 @@ from evolax.algorithms.base import (
     flatten_population,
     unflatten_population,
 )
+from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import nes_utilities
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
@@ -83,7 +84,7 @@ class SNES(Algorithm):
 
     def ask(self, key: PRNGKey, state: SNESState) -> tuple[Population, SNESState]:
         center, _ = ravel_pytree(state.center)
-        s = jax.random.normal(key, (self.pop_size, center.shape[0]))
+        s = gaussian(key, (self.pop_size, center.shape[0]))
         return unflatten_population(center[None] + state.std[None] * s, state.center), state
 
     def tell(

@@ -18,6 +18,7 @@ from evolax.algorithms.base import (
     flatten_population,
     unflatten_population,
 )
+from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import nes_utilities
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
@@ -105,7 +106,7 @@ class XNES(Algorithm):
 
     def ask(self, key: PRNGKey, state: XNESState) -> tuple[Population, XNESState]:
         mean, _ = ravel_pytree(state.mean)
-        s = jax.random.normal(key, (self.pop_size, mean.shape[0]))
+        s = gaussian(key, (self.pop_size, mean.shape[0]))
         y = jnp.dot(s, state.b.T, precision=HIGHEST)  # rows B s_k
         return unflatten_population(mean[None] + state.sigma * y, state.mean), state
 
