@@ -2,6 +2,7 @@
 
 from evolax.tasks.base import Task
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
+from evolax.tasks.gymnax import GymnaxTask, GymnaxTaskState
 from evolax.tasks.mnist import MNIST, MnistState
 from evolax.tasks.seq2seq import Seq2SeqAddition, Seq2SeqState
 
@@ -9,6 +10,8 @@ __all__ = [
     "MNIST",
     "CartPoleState",
     "CartPoleSwingUp",
+    "GymnaxTask",
+    "GymnaxTaskState",
     "MnistState",
     "Seq2SeqAddition",
     "Seq2SeqState",
