@@ -148,13 +148,18 @@ def test_tell_matches_the_tutorial(key, h_ratio):
     np.testing.assert_allclose(B @ np.diag(D**2) @ B.T, C, atol=1e-4 * np.abs(C).max())
 
 
-def test_defaults_follow_the_tutorial():
+def test_defaults_follow_the_tutorial_and_pycma():
     assert default_pop_size(10) == 10 and default_pop_size(2000) == 26
     for n in (10, 1000, 2000):
         p = tutorial_parameters(n, default_pop_size(n))
-        expected = max(1, math.floor(1 / (10 * n * (p["c1"] + p["c_mu"]))))
-        assert eigen_interval(n, default_pop_size(n)) == expected
-    assert eigen_interval(10, 10) == 1 and eigen_interval(2000, 26) == 14
+        gap = 1 / (10 * n * (p["c1"] + p["c_mu"]))
+        assert eigen_interval(n, default_pop_size(n)) == max(1, math.ceil(gap))
+    # pycma decomposes once lazy_update_gap generations have passed since the last time
+    cma = pytest.importorskip("cma")
+    for n, pop in ((4, 8), (10, 10), (40, 12), (1000, 128), (2000, 26)):
+        es = cma.CMAEvolutionStrategy(np.zeros(n), 1.0, {"popsize": pop, "verbose": -9})
+        assert eigen_interval(n, pop) == max(1, math.ceil(es.sm.lazy_update_gap)), (n, pop)
+    assert eigen_interval(1000, 128) == 2 and eigen_interval(2000, 26) == 15
 
 
 def test_lazy_eigendecomposition(key):
