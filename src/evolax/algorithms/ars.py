@@ -14,6 +14,7 @@ from evolax.algorithms.base import (
     check_antithetic_pop_size,
     check_fitness,
     flatten_population,
+    mirrored,
     unflatten_population,
 )
 from evolax.algorithms.noise import gaussian
@@ -102,7 +103,7 @@ class ARS(Algorithm):
         center, _ = ravel_pytree(state.center)
         delta = gaussian(key, (self.n_directions, center.shape[0]))
         noise = self.sigma * delta
-        flat = jnp.concatenate([center[None] + noise, center[None] - noise])
+        flat = mirrored(center, noise)
         return unflatten_population(flat, state.center), state
 
     def tell(

@@ -87,6 +87,18 @@ def flatten_population(population: Population) -> Float[Array, "pop dim"]:
     return jax.vmap(lambda x: ravel_pytree(x)[0])(population)
 
 
+def mirrored(
+    center: Float[Array, " dim"], steps: Float[Array, "half dim"]
+) -> Float[Array, "pop dim"]:
+    """The antithetic population ``[center + steps; center - steps]``, ``f32[2 half, dim]``.
+
+    Built by broadcasting against the signs, not ``concatenate``: XLA's CPU concatenation of
+    ``[x, -x]`` ran 4x slower at ``512 x 100,000``.
+    """
+    signs = jnp.array([1.0, -1.0], steps.dtype)[:, None, None]
+    return (center[None, None] + signs * steps[None]).reshape(-1, steps.shape[-1])
+
+
 def unflatten_population(flat: Float[Array, "pop dim"], like: Params) -> Population:
     """Inverse of :func:`flatten_population`, using one genome ``like`` as the template."""
     _, unravel = ravel_pytree(like)

@@ -463,8 +463,8 @@ class CMAES(Algorithm):
         ``noeffectaxis``: adding 0.1 std along a principal axis leaves the mean unchanged;
         ``noeffectcoord``: adding 0.2 std to a coordinate leaves it unchanged;
         ``conditioncov``: ``cond(C) > tol_condition``, or ``C`` as ill-conditioned as its
-        dtype resolves (``cond(C) > 1 / (2 eps)``, about 4e6 in float32); ``tolupsigma``: ``sigma / sigma_0 >
-        1e20 max(D)`` (divergence).
+        dtype resolves (``cond(C) > 1 / (2 eps)``, about 4e6 in float32);
+        ``tolupsigma``: ``sigma / sigma_0 > 1e20 max(D)`` (divergence).
         """
         mean, _ = ravel_pytree(state.mean)
         tol_x = 1e-12 * self.init_std if self.tol_x is None else self.tol_x

@@ -20,6 +20,7 @@ from evolax.algorithms.base import (
     check_antithetic_pop_size,
     check_fitness,
     flatten_population,
+    mirrored,
     unflatten_population,
 )
 from evolax.algorithms.noise import gaussian
@@ -109,6 +110,15 @@ class CRFMNESState:
     p_c: Float[Array, " dim"]
 
 
+def _steps(state: CRFMNESState, z: Float[Array, "pop dim"]) -> Float[Array, "pop dim"]:
+    """The steps ``sigma D y(z)`` of :meth:`CRFMNES.sample`, linear in ``z``."""
+    norm_v2 = jnp.dot(state.v, state.v, precision=HIGHEST)
+    v_bar = state.v / jnp.sqrt(norm_v2)
+    along = jnp.dot(z, v_bar, precision=HIGHEST)
+    y = z + (jnp.sqrt(1 + norm_v2) - 1) * along[:, None] * v_bar[None]
+    return state.sigma * y * state.d[None]
+
+
 class CRFMNES(Algorithm):
     """CR-FM-NES (Nomura & Ono, 2022, "Fast Moving Natural Evolution Strategy for
     High-Dimensional Problems", with the restricted covariance ``A A^T = D (I + v v^T) D``).
@@ -160,16 +170,12 @@ class CRFMNES(Algorithm):
     def sample(self, state: CRFMNESState, z: Float[Array, "pop dim"]) -> Float[Array, "pop dim"]:
         """The flat population ``x = m + sigma D y(z)`` for given standard normal rows ``z``."""
         mean, _ = ravel_pytree(state.mean)
-        norm_v2 = jnp.dot(state.v, state.v, precision=HIGHEST)
-        v_bar = state.v / jnp.sqrt(norm_v2)
-        along = jnp.dot(z, v_bar, precision=HIGHEST)
-        y = z + (jnp.sqrt(1 + norm_v2) - 1) * along[:, None] * v_bar[None]
-        return mean[None] + state.sigma * y * state.d[None]
+        return mean[None] + _steps(state, z)
 
     def ask(self, key: PRNGKey, state: CRFMNESState) -> tuple[Population, CRFMNESState]:
         mean, _ = ravel_pytree(state.mean)
         z = gaussian(key, (self.pop_size // 2, mean.shape[0]))
-        flat = self.sample(state, jnp.concatenate([z, -z]))
+        flat = mirrored(mean, _steps(state, z))  # y(-z) = -y(z)
         return unflatten_population(flat, state.mean), state
 
     def tell(

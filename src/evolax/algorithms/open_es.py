@@ -15,6 +15,7 @@ from evolax.algorithms.base import (
     check_antithetic_pop_size,
     check_fitness,
     flatten_population,
+    mirrored,
     unflatten_population,
 )
 from evolax.algorithms.noise import gaussian
@@ -92,11 +93,11 @@ class OpenES(Algorithm):
 
     def ask(self, key: PRNGKey, state: OpenESState) -> tuple[Population, OpenESState]:
         center, _ = ravel_pytree(state.center)
-        n = self.pop_size // 2 if self.antithetic else self.pop_size
-        eps = gaussian(key, (n, center.shape[0]))
         if self.antithetic:
-            eps = jnp.concatenate([eps, -eps])
-        return unflatten_population(center[None] + state.sigma * eps, state.center), state
+            flat = mirrored(center, state.sigma * gaussian(key, (self.pop_size // 2, center.size)))
+        else:
+            flat = center[None] + state.sigma * gaussian(key, (self.pop_size, center.size))
+        return unflatten_population(flat, state.center), state
 
     def tell(
         self, state: OpenESState, population: Population, fitness: Fitness
@@ -104,10 +105,13 @@ class OpenES(Algorithm):
         fitness = check_fitness(fitness, self.pop_size)
         flat = flatten_population(population)
         center, unravel = ravel_pytree(state.center)
-        eps = (flat - center[None]) / state.sigma
         if not isinstance(self.weight_decay, (int, float)) or self.weight_decay:
             fitness = weight_decay(fitness, flat, self.weight_decay)
         utility = centered_rank(fitness)
+        if self.antithetic:  # eps_{n+i} = -eps_i: read only the first half back
+            half = self.pop_size // 2
+            flat, utility = flat[:half], utility[:half] - utility[half:]
+        eps = (flat - center[None]) / state.sigma
         # the population sum as a product (XLA's CPU column reductions are slow)
         grad = jnp.dot(utility, eps, precision="highest") / (self.pop_size * state.sigma)
         updates, opt_state = self.optimizer.update(unravel(-grad), state.opt_state, state.center)

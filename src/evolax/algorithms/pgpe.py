@@ -15,6 +15,7 @@ from evolax.algorithms.base import (
     check_antithetic_pop_size,
     check_fitness,
     flatten_population,
+    mirrored,
     unflatten_population,
 )
 from evolax.algorithms.noise import gaussian
@@ -85,7 +86,7 @@ class PGPE(Algorithm):
     def ask(self, key: PRNGKey, state: PGPEState) -> tuple[Population, PGPEState]:
         center, _ = ravel_pytree(state.center)
         eps = gaussian(key, (self.pop_size // 2, center.shape[0])) * state.std[None]
-        flat = jnp.concatenate([center[None] + eps, center[None] - eps])
+        flat = mirrored(center, eps)
         return unflatten_population(flat, state.center), state
 
     def tell(
@@ -94,7 +95,8 @@ class PGPE(Algorithm):
         fitness = check_fitness(fitness, self.pop_size)
         flat = flatten_population(population)
         half = self.pop_size // 2
-        eps = 0.5 * (flat[:half] - flat[half:])
+        center, unravel = ravel_pytree(state.center)
+        eps = flat[:half] - center[None]  # the second half mirrors it: read only the first
         utility = centered_rank(fitness) if self.center_rank else fitness
         u_plus, u_minus = utility[:half], utility[half:]
         # Sums over the population as vector-matrix products: XLA's CPU column reductions of
@@ -105,7 +107,6 @@ class PGPE(Algorithm):
         squares = jnp.dot(u_avg, eps**2, precision="highest")
         grad_std = (squares - jnp.sum(u_avg) * state.std**2) / half / state.std
 
-        _, unravel = ravel_pytree(state.center)
         updates, opt_state = self.optimizer.update(
             unravel(-grad_center), state.opt_state, state.center
         )
