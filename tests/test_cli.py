@@ -99,6 +99,24 @@ def test_seq2seq_trains_evaluates_and_renders_a_table(tmp_path):
         assert image.size[1] > 100  # a header and 12 problems
 
 
+def test_image_approximation_trains_and_renders_the_painting(tmp_path):
+    run_dir = tmp_path / "paint"
+    train = evolax(
+        "train", "image_approximation", "--pop-size", "8", "--pop-chunk", "2", "--n-triangles", "6",
+        "--canvas-size", "24,32", "--generations", "4", "--log-interval", "2",
+        "--test-interval", "4", "--checkpoint-interval", "4", "--no-progress",
+        "--run-dir", run_dir, cwd=tmp_path,
+    )  # fmt: skip
+    assert train.returncode == 0, train.stderr
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["optimizer"] == "clipup" and config["max_speed"] == 0.15
+    assert config["canvas_size"] == [24, 32] and config["policy"] == "direct"
+    render = evolax("render", run_dir, cwd=tmp_path)
+    assert render.returncode == 0, render.stderr
+    with Image.open(run_dir / "predictions.png") as image:
+        assert image.size[0] >= 2 * 32 and image.size[1] >= 24  # painting beside target
+
+
 def test_default_run_dir_and_refusal_to_overwrite(tmp_path):
     args = ["train", "cartpole", *SMALL, "--generations", "1"]
     assert evolax(*args, cwd=tmp_path).returncode == 0
@@ -110,7 +128,7 @@ def test_default_run_dir_and_refusal_to_overwrite(tmp_path):
 
 def test_configs_lists_presets(tmp_path):
     result = evolax("configs", cwd=tmp_path)
-    for name in ("cartpole_easy", "cartpole_hard", "mnist", "seq2seq"):
+    for name in ("cartpole_easy", "cartpole_hard", "mnist", "seq2seq", "image_approximation"):
         assert f"{name}:" in result.stdout
 
 

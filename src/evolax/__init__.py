@@ -4,10 +4,10 @@ from evolax import algorithms, data, policies, sharding, tasks
 from evolax.algorithms import PGPE, Algorithm
 from evolax.normalize import ObsStats
 from evolax.optim import clipup
-from evolax.policies import MLP, ConvNet, Policy, Seq2Seq
+from evolax.policies import MLP, ConvNet, Direct, Policy, Seq2Seq
 from evolax.rollout import EvalInfo, evaluate
 from evolax.runner import TrainResult, train
-from evolax.tasks import MNIST, CartPoleSwingUp, Seq2SeqAddition, Task
+from evolax.tasks import MNIST, CartPoleSwingUp, ImageApproximation, Seq2SeqAddition, Task
 from evolax.trainer import Trainer, TrainState
 
 __version__ = "0.1.0"
@@ -19,7 +19,9 @@ __all__ = [
     "Algorithm",
     "CartPoleSwingUp",
     "ConvNet",
+    "Direct",
     "EvalInfo",
+    "ImageApproximation",
     "ObsStats",
     "Policy",
     "Seq2Seq",

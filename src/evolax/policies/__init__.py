@@ -2,7 +2,20 @@
 
 from evolax.policies.base import EmptyState, Policy
 from evolax.policies.conv import ConvNet
+from evolax.policies.direct import Direct
+from evolax.policies.evojax import EvoJAXObservation, EvoJAXPolicy
+from evolax.policies.flax import FlaxPolicy
 from evolax.policies.mlp import MLP
 from evolax.policies.seq2seq import Seq2Seq
 
-__all__ = ["MLP", "ConvNet", "EmptyState", "Policy", "Seq2Seq"]
+__all__ = [
+    "MLP",
+    "ConvNet",
+    "Direct",
+    "EmptyState",
+    "EvoJAXObservation",
+    "EvoJAXPolicy",
+    "FlaxPolicy",
+    "Policy",
+    "Seq2Seq",
+]
