@@ -5,7 +5,8 @@ optimizer in both libraries. A generation is ask + evaluate + tell, and the whol
 jitted ``lax.scan`` in both. Each library runs in a worker process of its own; the parent
 alternates timing rounds between them (see ``side_by_side.py``). Solution quality is measured
 in the same worker after the warm-up: ``f(mean) / f(x0)`` after ``--quality-generations``
-generations from the same start, where ``f(x) = |x - 1|^2`` (smaller is better).
+generations from the same start, where ``f(x) = |x - 1|^2`` (smaller is better), averaged over
+``--quality-seeds`` seeds.
 
 Run with `nox -s bench -- evosax` (installs evosax 0.3.2 beside evolax), or directly with
 `python benchmarks/evosax_speed.py [--cases open_es,pgpe,sep_cma_es,cma_es]`.
@@ -106,7 +107,7 @@ def evosax_loop(case: str):
     )
 
 
-def worker(library: str, case: str, quality_generations: int) -> None:
+def worker(library: str, case: str, quality_generations: int, quality_seeds: int) -> None:
     init, run, quality = (evolax_loop if library == "evolax" else evosax_loop)(case)
     run = jax.jit(run, static_argnums=2)
     key = jax.random.key(0)
@@ -123,9 +124,12 @@ def worker(library: str, case: str, quality_generations: int) -> None:
         return time.perf_counter() - start
 
     def info() -> dict:
-        start = init(key)
-        final = run(start, jax.random.key(1), quality_generations)
-        return {"f_ratio": float(quality(final) / quality(start))}
+        ratios = []
+        for seed in range(quality_seeds):  # seed 0 starts from key 0 and runs with key 1
+            start = init(jax.random.key(2 * seed))
+            final = run(start, jax.random.key(2 * seed + 1), quality_generations)
+            ratios.append(float(quality(final) / quality(start)))
+        return {"f_ratio": sum(ratios) / len(ratios), "f_ratios": ratios}
 
     serve(generations, info)
 
@@ -133,20 +137,27 @@ def worker(library: str, case: str, quality_generations: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated")
-    parser.add_argument("--generations", type=int, default=5, help="generations per round")
+    # even, so that CMA-ES's eigendecomposition every 2nd generation (d = 1000) is amortised
+    parser.add_argument("--generations", type=int, default=4, help="generations per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quality-generations", type=int, default=100)
+    parser.add_argument("--quality-seeds", type=int, default=1, help="quality: mean over seeds")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/evosax_speed.json"))
     parser.add_argument("--worker", nargs=2, metavar=("LIBRARY", "CASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        return worker(*args.worker, args.quality_generations)
+        return worker(*args.worker, args.quality_generations, args.quality_seeds)
 
     rows = {}
     for case in args.cases.split(","):
         if case not in CASES:
             sys.exit(f"unknown case {case!r}; choose from {sorted(CASES)}")
-        common = ["--quality-generations", str(args.quality_generations)]
+        common = [
+            "--quality-generations",
+            str(args.quality_generations),
+            "--quality-seeds",
+            str(args.quality_seeds),
+        ]
         workers = {lib: [*common, "--worker", lib, case] for lib in ("evolax", "evosax")}
         infos: dict[str, dict] = {}
         times = time_workers(__file__, workers, args.generations, args.rounds, infos)
@@ -159,6 +170,7 @@ def main() -> None:
             "all_rounds": times,
             "speedup": per_gen["evosax"] / per_gen["evolax"],
             "f_ratio": {lib: infos[lib]["f_ratio"] for lib in infos},
+            "f_ratios": {lib: infos[lib]["f_ratios"] for lib in infos},
         }
         print(f"{case}: {rows[case]}", flush=True)
 
@@ -166,6 +178,7 @@ def main() -> None:
         "benchmark": "shifted sphere, ask + evaluate + tell in one jitted lax.scan",
         "cases": rows,
         "quality_generations": args.quality_generations,
+        "quality_seeds": args.quality_seeds,
         "versions": {name: version(name) for name in ("evolax", "evosax", "jax")},
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "backend": "cpu"},
     }

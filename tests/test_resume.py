@@ -6,6 +6,7 @@ import time
 
 import jax
 import numpy as np
+import pytest
 
 from evolax.runner import load_run
 from helpers import evolax_command, metric_rows
@@ -70,3 +71,9 @@ def test_resume_refuses_to_change_the_configuration(tmp_path):
     )
     assert result.returncode == 2
     assert "only --generations and --cpu-devices may change" in result.stderr
+
+
+def test_a_folder_without_a_recorded_configuration_cannot_be_rebuilt(tmp_path):
+    (tmp_path / "config.json").write_text("{}")  # what evolax.train writes without config=
+    with pytest.raises(ValueError, match="does not record a configuration"):
+        load_run(tmp_path)

@@ -249,8 +249,8 @@ def _train(args: argparse.Namespace) -> int:
         f"({s['generations_per_s']:.2f} gen/s; this session: compile {s['compile_s']:.1f} s, "
         f"run {s['run_s']:.1f} s, tests {s['test_s']:.1f} s, checkpoints "
         f"{s['checkpoint_s']:.1f} s; {s['env_steps_per_s']:.3g} env steps/s)\n"
-        f"final test score {s['final_test_mean']:.1f} +- {s['final_test_std']:.1f} over "
-        f"{config['test_episodes']} episodes; best {s['best_test_mean']:.1f}\n"
+        f"final test score {s['final_test_mean']:.5g} +- {s['final_test_std']:.3g} over "
+        f"{config['test_episodes']} episodes; best {s['best_test_mean']:.5g}\n"
         f"run folder: {run_dir} (metrics.jsonl, summary.json, checkpoints/, best/)",
     )
     return 0

@@ -85,7 +85,16 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
     path = Path(run_dir) / CONFIG
     if not path.exists():
         raise ValueError(f"{run_dir} is not an evolax run folder (no {CONFIG})")
-    return json.loads(path.read_text())
+    config = json.loads(path.read_text())
+    missing = sorted({"task", "policy", "algo"} - set(config))
+    if missing:
+        raise ValueError(
+            f"{path} does not record a configuration (no {missing}): the run was written by "
+            "evolax.train without config=, so it cannot be rebuilt from its folder; pass "
+            "config=evolax.config.resolve(...) with the trainer it builds, or restore the "
+            "checkpoints with evolax.checkpoint.CheckpointStore and your own trainer"
+        )
+    return config
 
 
 def load_run(

@@ -1,12 +1,19 @@
 """Evolution algorithms (ask/tell, fitness maximised)."""
 
 from evolax.algorithms.ars import ARS, ARSState
-from evolax.algorithms.base import Algorithm
+from evolax.algorithms.base import (
+    Algorithm,
+    check_fitness,
+    flatten_population,
+    mirrored,
+    unflatten_population,
+)
 from evolax.algorithms.cma_es import CMAES, CMAESState
 from evolax.algorithms.cr_fm_nes import CRFMNES, CRFMNESState
 from evolax.algorithms.differential_evolution import DEState, DifferentialEvolution
 from evolax.algorithms.lm_ma_es import LMMAES, LMMAESState
 from evolax.algorithms.map_elites import MAPElites, MAPElitesState, archive_metrics
+from evolax.algorithms.noise import gaussian
 from evolax.algorithms.open_es import OpenES, OpenESState
 from evolax.algorithms.pgpe import PGPE, PGPEState
 from evolax.algorithms.pso import PSO, PSOState
@@ -58,11 +65,16 @@ __all__ = [
     "archive_metrics",
     "bipop",
     "centered_rank",
+    "check_fitness",
     "cma_weights",
     "finite_fitness",
+    "flatten_population",
+    "gaussian",
     "ipop",
     "min_max",
+    "mirrored",
     "nes_utilities",
+    "unflatten_population",
     "weight_decay",
     "z_score",
 ]

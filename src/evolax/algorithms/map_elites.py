@@ -125,8 +125,9 @@ class MAPElites(Algorithm):
                 f"{self.descriptor_low} and {self.descriptor_high}"
             )
         for name in ("iso_sigma", "line_sigma"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+            value = getattr(self, name)
+            if isinstance(value, (int, float)) and not value >= 0:  # traced values pass
+                raise ValueError(f"{name} must be >= 0, got {value}")
         check_positive("init_std", self.init_std)
 
     @property
