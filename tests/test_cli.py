@@ -1,7 +1,9 @@
 """The `evolax` command, run as a new user would: subprocesses and fresh run folders."""
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -97,6 +99,30 @@ def test_seq2seq_trains_evaluates_and_renders_a_table(tmp_path):
     assert "1 frame(s)" in render.stdout
     with Image.open(run_dir / "predictions.png") as image:
         assert image.size[1] > 100  # a header and 12 problems
+
+
+def test_mnist_preset_trains_and_renders_predictions(tmp_path):
+    """The mnist preset, shortened: two generations of a small population on the real data."""
+    root = Path(
+        os.environ.get("EVOLAX_DATA_DIR") or Path(__file__).parents[1] / ".." / "shared" / "data"
+    )
+    folder = next(
+        (f for f in (root / "mnist", root) if (f / "t10k-labels-idx1-ubyte.gz").is_file()), None
+    )
+    if folder is None:
+        pytest.skip(f"no MNIST files in {root} (set EVOLAX_DATA_DIR)")
+    run_dir = tmp_path / "mnist"
+    train = evolax(
+        "train", "mnist", "--data-dir", folder, "--pop-size", "4", "--batch-size", "64",
+        "--generations", "2", "--log-interval", "1", "--test-interval", "2",
+        "--checkpoint-interval", "2", "--no-progress", "--run-dir", run_dir, cwd=tmp_path,
+    )  # fmt: skip
+    assert train.returncode == 0, train.stderr
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert 0.0 <= summary["final_test_mean"] <= 1.0  # accuracy on the 10,000 test images
+    render = evolax("render", run_dir, cwd=tmp_path)
+    assert render.returncode == 0, render.stderr
+    assert (run_dir / "predictions.png").is_file()
 
 
 def test_image_approximation_trains_and_renders_the_painting(tmp_path):
