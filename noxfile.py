@@ -1,10 +1,10 @@
-"""Developer sessions: `nox -s tests` (default suite), `slow`, `lint`, `docs`, `bench`."""
+"""Developer sessions: `nox -s tests` (default suite), `slow`, `lint`, `docs`, `types`, `bench`."""
 
 import os
 
 import nox
 
-nox.options.sessions = ["tests", "lint", "docs"]
+nox.options.sessions = ["tests", "lint", "docs", "types"]
 nox.options.reuse_existing_virtualenvs = True
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shared", "data")
@@ -61,3 +61,10 @@ def bench(session: nox.Session) -> None:
     session.install("-e", ".", baseline)
     env = _env() | {"OPENBLAS_NUM_THREADS": "1"}  # LAPACK threads fight XLA's for 2 cores
     session.run("python", f"benchmarks/{benchmark}_speed.py", *args, env=env)
+
+
+@nox.session
+def types(session: nox.Session) -> None:
+    """mypy over the typed package (configuration in pyproject.toml's [tool.mypy])."""
+    session.install("-e", ".", "mypy>=1.14", "types-tqdm")
+    session.run("mypy", *session.posargs)

@@ -38,12 +38,12 @@ class CheckpointError(RuntimeError):
 
 def flatten_state(state: TrainState) -> list[np.ndarray]:
     """The state's leaves as NumPy arrays (the PRNG key as its raw ``uint32`` data)."""
-    return jax.tree.leaves(to_host(state.replace(key=jax.random.key_data(state.key))))
+    return jax.tree.leaves(to_host(state.replace(key=jax.random.key_data(state.key))))  # type: ignore[attr-defined]
 
 
 def unflatten_state(like: TrainState, leaves: list[np.ndarray]) -> TrainState:
     """Inverse of :func:`flatten_state`, with ``like`` giving the structure."""
-    treedef = jax.tree.structure(like.replace(key=jax.random.key_data(like.key)))
+    treedef = jax.tree.structure(like.replace(key=jax.random.key_data(like.key)))  # type: ignore[attr-defined]
     state = jax.tree.unflatten(treedef, leaves)
     return state.replace(key=jax.random.wrap_key_data(state.key))
 
@@ -57,7 +57,7 @@ def _digest(leaves: list[np.ndarray]) -> str:
 
 
 def _structure(state: TrainState) -> str:
-    template = state.replace(key=jax.random.key_data(state.key))
+    template = state.replace(key=jax.random.key_data(state.key))  # type: ignore[attr-defined]
     shapes = [(np.dtype(x.dtype).str, tuple(x.shape)) for x in jax.tree.leaves(template)]
     return hashlib.sha256(str((jax.tree.structure(template), shapes)).encode()).hexdigest()
 

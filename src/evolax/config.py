@@ -180,7 +180,7 @@ def resolve(preset: str | None, overrides: dict[str, Any]) -> dict[str, Any]:
         preset = DEFAULT_PRESET.get(given.get("task", DEFAULTS["task"]))
     if preset is not None and preset not in PRESETS:
         raise ValueError(f"unknown config {preset!r}; choose from {sorted(PRESETS)}")
-    config = {**DEFAULTS, **PRESETS.get(preset, {}), **given}
+    config = {**DEFAULTS, **PRESETS.get(preset, {}), **given}  # type: ignore[arg-type]
     if config["task"] not in TASKS:
         raise ValueError(f"unknown task {config['task']!r}; choose from {sorted(TASKS)}")
     if config["policy"] not in POLICIES:
@@ -292,7 +292,9 @@ def _with_std(cls: type[Algorithm]) -> Registered:
     """Algorithms with their papers' learning rates: only the population and the initial
     std are configured."""
     return Registered(
-        cls, ("pop_size", "init_std"), lambda c: cls(pop_size=c["pop_size"], init_std=c["init_std"])
+        cls,
+        ("pop_size", "init_std"),
+        lambda c: cls(pop_size=c["pop_size"], init_std=c["init_std"]),  # type: ignore[call-arg]
     )
 
 

@@ -87,7 +87,8 @@ class TensorBoardSink:
         self._writer = SummaryWriter(str(logdir))
 
     def write(self, row: Row) -> None:
-        group = {"train": "train", "test": "test", "chunk": "profile"}.get(row.get("kind"))
+        groups: dict[object, str] = {"train": "train", "test": "test", "chunk": "profile"}
+        group = groups.get(row.get("kind"))
         if group is None:
             return
         for name, value in row.items():

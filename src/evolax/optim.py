@@ -12,7 +12,7 @@ class ClipUpState(NamedTuple):
     """State of :func:`clipup`: the velocity (a pytree like the parameters) and a step count."""
 
     velocity: optax.Updates
-    count: chex.Array
+    count: chex.Array  # type: ignore[assignment]  # shadows tuple.count, as in optax
 
 
 def clipup(

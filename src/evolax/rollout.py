@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import chex
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float, Int
+from jaxtyping import Array, ArrayLike, Float, Int, PyTree
 
 from evolax.normalize import ObsStats, shifted_sums
 from evolax.policies.base import Policy
@@ -58,7 +60,7 @@ def episode_keys(key: PRNGKey, n_repeats: int) -> tuple[jax.Array, jax.Array, ja
     return keys[:, 0], keys[:, 1], keys[:, 2]
 
 
-def step_keys(episode_step_key: PRNGKey, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+def step_keys(episode_step_key: PRNGKey, t: Int[ArrayLike, ""]) -> tuple[jax.Array, jax.Array]:
     """The policy key and the task key of step ``t`` of an episode."""
     keys = jax.random.split(jax.random.fold_in(episode_step_key, t))
     return keys[0], keys[1]
@@ -89,7 +91,8 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
     step = jax.vmap(jax.vmap(task.step), in_axes=(0, 0, None))
 
     obs = task_state.obs
-    pivot = ()
+    pivot: PyTree = ()
+    sums: tuple[Array, ...]
     if obs_stats is not None:
         pivot = obs_stats.pivot(obs[0])
         count, total, squares = shifted_sums(obs, jnp.ones(n_repeats, bool), pivot)
@@ -103,7 +106,8 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
     returns = reward.astype(jnp.float32)
     lengths = jnp.ones((pop_size, n_repeats), jnp.int32)
     alive = ~done
-    describe = jax.vmap(jax.vmap(task.descriptor)) if descriptors else None
+    # Any: None without descriptors, and then never called
+    describe: Any = jax.vmap(jax.vmap(task.descriptor)) if descriptors else None
     desc = describe(task_state) if descriptors else ()
 
     def body(carry):
@@ -210,7 +214,7 @@ def evaluate(
         pivot = jax.tree.map(lambda x: x[0], pivot)
     if axis_name is not None:
         sums = jax.lax.psum(sums, axis_name)
-    new_stats = None if obs_stats is None else obs_stats.merge(*sums, pivot)
+    new_stats = None if obs_stats is None else obs_stats.merge(*sums, pivot)  # type: ignore[call-arg]
     info = EvalInfo(
         returns=returns,
         lengths=lengths,

@@ -6,7 +6,7 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import equinox as eqx
 import jax
@@ -198,9 +198,9 @@ def train(
         state = unflatten_state(state, leaves)
         elapsed, best_test = float(scalars[0]), float(scalars[1])
         if store is not None:
-            truncate_rows(path / METRICS, int(state.generation))
+            truncate_rows(cast(Path, path) / METRICS, int(state.generation))
     if store is not None and (config is not None or not resume):
-        write_json_atomic(path / CONFIG, config or {})
+        write_json_atomic(cast(Path, path) / CONFIG, config or {})
 
     generation = int(state.generation)
     sinks: list[Sink] = []
@@ -295,7 +295,7 @@ def train(
         "best_test_mean": None if best_test == -np.inf else best_test,
     }
     if store is not None:
-        write_json_atomic(path / SUMMARY, summary)
+        write_json_atomic(cast(Path, path) / SUMMARY, summary)
     return TrainResult(state=state, summary=summary)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any, cast
 
 import chex
 import equinox as eqx
@@ -102,6 +103,9 @@ class Trainer(eqx.Module):
 
         if self.mesh is None:
             return run(population, key, obs_stats)
+        # PartitionSpecs stand in for the arrays of an EvalInfo of specs
+        pop: Any
+        replicated: Any
         pop, replicated = P(POP_AXIS), P()
         stats_spec = None if obs_stats is None else replicated
         info_specs = EvalInfo(
@@ -142,7 +146,8 @@ class Trainer(eqx.Module):
         steps = jnp.sum(info.lengths).astype(jnp.float32)
         new_state = TrainState(
             algo_state=algo_state,
-            obs_stats=info.obs_stats if self.normalize_obs else state.obs_stats,
+            # with normalize_obs, _evaluate returns updated (never None) statistics
+            obs_stats=cast(ObsStats, info.obs_stats) if self.normalize_obs else state.obs_stats,
             key=key,
             generation=state.generation + 1,
             env_steps=state.env_steps + steps,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import jax
 import numpy as np
 
@@ -25,4 +27,4 @@ def population_size(population: object) -> int:
         raise ValueError(
             f"population leaves must share one leading pop axis, got leading sizes {sizes}"
         )
-    return sizes.pop()
+    return cast(int, sizes.pop())

@@ -213,7 +213,7 @@ class CRFMNES(Algorithm):
         alpha = p.h_inv * min(1.0, math.sqrt(lam / dim)) * jnp.sqrt(lam_f / lam)
         positive = p.w_rank_hat > 0
         log_w = np.log(np.where(positive, p.w_rank_hat, 1.0)) + alpha * jnp.sqrt(z_sq)
-        log_w = jnp.where(positive, log_w, -jnp.inf)
+        log_w = jnp.where(positive, log_w, -jnp.inf)  # type: ignore[assignment]
         w_dist = jnp.exp(log_w - jnp.max(log_w))
         w_dist = w_dist / jnp.sum(w_dist) - 1.0 / lam
         moving = ps_norm >= p.chi_n

@@ -204,7 +204,7 @@ class MAPElites(Algorithm):
         )
         improves = (cell_best > state.fitness) & (winner < self.pop_size)
         source = jnp.clip(winner, 0, self.pop_size - 1)
-        new_state = state.replace(
+        new_state = state.replace(  # type: ignore[attr-defined]
             genomes=jnp.where(improves[:, None], flat[source], state.genomes),
             fitness=jnp.where(improves, cell_best, state.fitness),
             descriptors=jnp.where(improves[:, None], descriptors[source], state.descriptors),

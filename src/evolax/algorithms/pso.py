@@ -268,7 +268,7 @@ class PSO(Algorithm):
         moved = state.generation > 0  # the first ask evaluates the initial swarm
         velocities = jnp.where(moved, velocities, state.velocities)
         positions = jnp.where(moved, state.positions + velocities, state.positions)
-        new_state = state.replace(positions=positions, velocities=velocities)
+        new_state = state.replace(positions=positions, velocities=velocities)  # type: ignore[attr-defined]
         return unflatten_population(positions, state.best_genome), new_state
 
     def tell(
@@ -280,7 +280,7 @@ class PSO(Algorithm):
         best_genome, best_fitness = update_best(
             state.best_genome, state.best_fitness, positions, fitness
         )
-        new_state = state.replace(
+        new_state = state.replace(  # type: ignore[attr-defined]
             positions=positions,
             personal_best=jnp.where(improved[:, None], positions, state.personal_best),
             personal_best_fitness=jnp.where(improved, fitness, state.personal_best_fitness),

@@ -102,7 +102,7 @@ def _run_segment(
 
     def cond(carry):
         state, _, evals, _, best_f, _ = carry
-        return (~algorithm.should_stop(state)) & (evals + pop_size <= budget) & (best_f < target)
+        return (~algorithm.should_stop(state)) & (evals + pop_size <= budget) & (best_f < target)  # type: ignore[attr-defined]
 
     def body(carry):
         state, key, evals, best_x, best_f, generations = carry
@@ -125,7 +125,7 @@ def _run_segment(
     state, _, evals, best_x, best_f, generations = jax.lax.while_loop(
         cond, body, (state, key, zero, best_x, best_f, zero)
     )
-    return best_x, best_f, evals, generations, algorithm.termination_criteria(state)
+    return best_x, best_f, evals, generations, algorithm.termination_criteria(state)  # type: ignore[attr-defined]
 
 
 class _Runner:

@@ -11,6 +11,7 @@ import os
 import tempfile
 import urllib.request
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -143,7 +144,10 @@ def load_mnist(data_dir: str | os.PathLike | None = None, download: bool = True)
         target = cache_dir() / "mnist"
         _download(missing, target, folders)
         paths = {field: _find(name, folders) for field, (name, _) in FILES.items()}
-    arrays = {field: _read_verified(path, FILES[field][1]) for field, path in paths.items()}
+    # _download raises unless every file is now found, so no path is None here
+    arrays = {
+        field: _read_verified(cast(Path, path), FILES[field][1]) for field, path in paths.items()
+    }
     return MnistData(**arrays)
 
 
@@ -201,7 +205,7 @@ def _download(missing: list[str], target: Path, folders: list[Path]) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for name in missing:
         filename = f"{name}.gz"
-        failures = []
+        failures: list[_ChecksumError | str] = []
         for base in MIRRORS:
             url = base.rstrip("/") + "/" + filename
             logger.info("downloading %s", url)

@@ -65,9 +65,9 @@ def _direct_conv_relu_pool(x, w, b):
     height, width = x.shape[1] // POOL_SIZE, x.shape[2] // POOL_SIZE
     before = (k - 1) // 2  # 'SAME' padding, as XLA places it for even kernels too
     padded = jnp.pad(x, ((0, 0), (before, k - 1 - before), (before, k - 1 - before), (0, 0)))
-    pooled = None
+    pooled: Array | float | None = None
     for dy, dx in itertools.product(range(POOL_SIZE), repeat=2):
-        total = 0.0
+        total: Array | float = 0.0
         for i, j in itertools.product(range(k), repeat=2):
             # rows dy+i, dy+i+2, ...: the inputs under kernel offset (i, j) of window corner
             # (dy, dx) for every pooled output
@@ -148,7 +148,7 @@ class ConvNet(Policy):
         """Parameters for ``obs_shape = (batch, h, w, c)``, ``action_shape = (batch, classes)``."""
         in_channels, features, classes = self._sizes(obs_shape, action_shape)
         k = self.kernel_size
-        shapes = [
+        shapes: list[tuple[int, ...]] = [
             (k, k, c_in, c_out)
             for c_in, c_out in zip((in_channels, *self.channels[:-1]), self.channels, strict=True)
         ]

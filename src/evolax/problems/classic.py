@@ -105,7 +105,7 @@ def shifted(function: Objective, shift: Float[ArrayLike, " dim"]) -> Objective:
 def to_fitness(function: Objective) -> Objective:
     """``x -> -function(x)``: a minimisation objective as a fitness to maximise."""
 
-    def fitness(x: Float[ArrayLike, "... dim"]) -> Float[Array, "..."]:
+    def fitness(x: Float[Array, "... dim"]) -> Float[Array, "..."]:
         return -function(x)
 
     return fitness

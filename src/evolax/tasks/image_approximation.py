@@ -51,7 +51,7 @@ def _fit(image, size: tuple[int, int]):
     height, width = size
     if image.size == (width, height):
         return image
-    return ImageOps.fit(image, (width, height), method=Image.LANCZOS)
+    return ImageOps.fit(image, (width, height), method=Image.LANCZOS)  # type: ignore[attr-defined]
 
 
 def load_target(
@@ -281,7 +281,7 @@ class ImageApproximation(Task):
         diff = planes - jnp.moveaxis(self.target, -1, 0)
         loss = jnp.mean(jnp.square(diff)) if self.loss == "l2" else jnp.mean(jnp.abs(diff))
         canvas = jnp.moveaxis(planes, 0, -1)
-        return state.replace(canvas=canvas), -loss, jnp.ones([], bool)
+        return state.replace(canvas=canvas), -loss, jnp.ones([], bool)  # type: ignore[attr-defined]
 
     def render(self, state: ImageApproximationState) -> np.ndarray:
         """The painting (left) beside the target (right), captioned with the loss, as
@@ -305,7 +305,7 @@ class ImageApproximation(Task):
         sheet = Image.new("RGB", (2 * width + 3 * gap, height + 2 * gap + caption), "white")
         for i, pixels in enumerate((canvas, target)):
             image = Image.fromarray(np.rint(np.clip(pixels, 0, 1) * 255).astype(np.uint8))
-            image = image.resize((width, height), Image.NEAREST)
+            image = image.resize((width, height), Image.NEAREST)  # type: ignore[attr-defined]
             sheet.paste(image, (gap + i * (width + gap), gap))
         draw = ImageDraw.Draw(sheet)
         y = gap + height + 4

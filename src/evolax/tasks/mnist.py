@@ -111,7 +111,7 @@ class MNIST(Task):
             reward = jnp.mean((predictions == state.labels).astype(jnp.float32))
         else:
             reward = mean_log_likelihood(action, state.labels)
-        return state.replace(predictions=predictions), reward, jnp.ones([], bool)
+        return state.replace(predictions=predictions), reward, jnp.ones([], bool)  # type: ignore[attr-defined]
 
     def render(self, state: MnistState, rows: int = 6, columns: int = 8) -> np.ndarray:
         """The first ``rows * columns`` digits, each captioned with its predicted class.
@@ -139,7 +139,8 @@ class MNIST(Task):
             x, y = (i % columns) * cell_w + 4, (i // columns) * cell_h + 4
             pixels = np.rint((1.0 - images[i, ..., 0]) * 255).astype(np.uint8)  # ink is dark
             digit = Image.fromarray(pixels, mode="L").resize(
-                (IMAGE_SHAPE[1] * scale, IMAGE_SHAPE[0] * scale), Image.NEAREST
+                (IMAGE_SHAPE[1] * scale, IMAGE_SHAPE[0] * scale),
+                Image.NEAREST,  # type: ignore[attr-defined]
             )
             canvas.paste(digit.convert("RGB"), (x, y))
             label, guess = int(labels[i]), int(predictions[i])

@@ -164,7 +164,7 @@ class Seq2SeqAddition(Task):
             reward = jnp.mean(correct.astype(jnp.float32))
         else:
             reward = jnp.mean(jnp.all(correct, axis=-1).astype(jnp.float32))
-        return state.replace(predictions=predictions), reward, jnp.ones([], bool)
+        return state.replace(predictions=predictions), reward, jnp.ones([], bool)  # type: ignore[attr-defined]
 
     def render(self, state: Seq2SeqState, rows: int = 12) -> np.ndarray:
         """A table of the first ``rows`` problems: query, predicted answer, true answer."""
