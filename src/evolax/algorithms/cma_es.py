@@ -476,7 +476,7 @@ class CMAES(Algorithm):
             "noeffectaxis": jnp.any(jnp.all(mean[:, None] + axes == mean[:, None], axis=0)),
             "noeffectcoord": jnp.any(mean + 0.2 * std == mean),
             "conditioncov": (d_max / d_min) ** 2
-            > min(self.tol_condition, 0.5 / float(jnp.finfo(state.cov.dtype).eps)),
+            > jnp.minimum(self.tol_condition, 0.5 / float(jnp.finfo(state.cov.dtype).eps)),
             "tolupsigma": state.sigma / self.init_std > 1e20 * d_max,
         }
         criteria.update(
