@@ -20,6 +20,12 @@ def check_positive(name: str, value: object) -> None:
         raise ValueError(f"{name} must be positive, got {value!r}")
 
 
+def check_non_negative(name: str, value: object) -> None:
+    """Raise unless ``value`` is a number ``>= 0``; traced arrays (under ``vmap``) pass through."""
+    if isinstance(value, (int, float)) and not value >= 0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+
+
 def population_size(population: object) -> int:
     """The leading axis shared by every leaf of a population pytree; raise if they disagree."""
     sizes = {np.shape(leaf)[0] if np.ndim(leaf) else None for leaf in jax.tree.leaves(population)}

@@ -22,7 +22,7 @@ from evolax.algorithms.base import (
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import check_positive, check_positive_int
+from evolax.validation import check_non_negative, check_positive, check_positive_int
 
 
 @chex.dataclass(frozen=True)
@@ -124,10 +124,8 @@ class MAPElites(Algorithm):
                 f"descriptor_low must be below descriptor_high in every dimension, got "
                 f"{self.descriptor_low} and {self.descriptor_high}"
             )
-        for name in ("iso_sigma", "line_sigma"):
-            value = getattr(self, name)
-            if isinstance(value, (int, float)) and not value >= 0:  # traced values pass
-                raise ValueError(f"{name} must be >= 0, got {value}")
+        check_non_negative("iso_sigma", self.iso_sigma)
+        check_non_negative("line_sigma", self.line_sigma)
         check_positive("init_std", self.init_std)
 
     @property

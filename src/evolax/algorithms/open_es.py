@@ -21,7 +21,7 @@ from evolax.algorithms.base import (
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import centered_rank, weight_decay
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import check_positive, check_positive_int
+from evolax.validation import check_non_negative, check_positive, check_positive_int
 
 
 @chex.dataclass(frozen=True)
@@ -77,10 +77,8 @@ class OpenES(Algorithm):
         check_positive("sigma", self.sigma)
         if isinstance(self.sigma_decay, (int, float)) and not 0 < self.sigma_decay <= 1:
             raise ValueError(f"sigma_decay must be in (0, 1], got {self.sigma_decay}")
-        for name in ("sigma_min", "weight_decay"):
-            value = getattr(self, name)
-            if isinstance(value, (int, float)) and value < 0:
-                raise ValueError(f"{name} must be >= 0, got {value}")
+        check_non_negative("sigma_min", self.sigma_min)
+        check_non_negative("weight_decay", self.weight_decay)
 
     def init(self, key: PRNGKey, x0: Params) -> OpenESState:
         del key

@@ -21,7 +21,7 @@ from evolax.algorithms.base import (
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import centered_rank
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import check_positive, check_positive_int
+from evolax.validation import check_non_negative, check_positive, check_positive_int
 
 
 @chex.dataclass(frozen=True)
@@ -73,8 +73,7 @@ class PGPE(Algorithm):
         check_positive("init_std", self.init_std)
         if isinstance(self.std_max_change, (int, float)) and not 0 < self.std_max_change < 1:
             raise ValueError(f"std_max_change must be in (0, 1), got {self.std_max_change}")
-        if isinstance(self.std_lr, (int, float)) and self.std_lr < 0:
-            raise ValueError(f"std_lr must be >= 0, got {self.std_lr}")
+        check_non_negative("std_lr", self.std_lr)
 
     def init(self, key: PRNGKey, x0: Params) -> PGPEState:
         del key

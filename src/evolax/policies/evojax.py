@@ -22,6 +22,7 @@ from jaxtyping import Array, Float
 from evolax.policies.base import Policy
 from evolax.tasks.evojax import add_batch_axis, import_evojax, legacy_key, remove_batch_axis
 from evolax.types import PRNGKey
+from evolax.validation import check_non_negative
 
 if TYPE_CHECKING:
     from evojax.policy.base import PolicyNetwork
@@ -110,8 +111,7 @@ class EvoJAXPolicy(Policy):
             if not all(isinstance(n, (int, np.integer)) and n > 0 for n in obs_shape):
                 raise ValueError(f"obs_shape must be positive integers, got {obs_shape}")
             obs_shape = tuple(int(n) for n in obs_shape)
-        if isinstance(init_std, (int, float)) and not init_std >= 0:
-            raise ValueError(f"init_std must be >= 0, got {init_std!r}")
+        check_non_negative("init_std", init_std)
         self.network = network
         self.obs_shape = obs_shape
         self.init_std = init_std
