@@ -51,7 +51,7 @@ def _fit(image, size: tuple[int, int]):
     height, width = size
     if image.size == (width, height):
         return image
-    return ImageOps.fit(image, (width, height), method=Image.LANCZOS)  # type: ignore[attr-defined]
+    return ImageOps.fit(image, (width, height), method=Image.Resampling.LANCZOS)
 
 
 def load_target(
@@ -305,7 +305,7 @@ class ImageApproximation(Task):
         sheet = Image.new("RGB", (2 * width + 3 * gap, height + 2 * gap + caption), "white")
         for i, pixels in enumerate((canvas, target)):
             image = Image.fromarray(np.rint(np.clip(pixels, 0, 1) * 255).astype(np.uint8))
-            image = image.resize((width, height), Image.NEAREST)  # type: ignore[attr-defined]
+            image = image.resize((width, height), Image.Resampling.NEAREST)
             sheet.paste(image, (gap + i * (width + gap), gap))
         draw = ImageDraw.Draw(sheet)
         y = gap + height + 4

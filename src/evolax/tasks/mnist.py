@@ -140,7 +140,7 @@ class MNIST(Task):
             pixels = np.rint((1.0 - images[i, ..., 0]) * 255).astype(np.uint8)  # ink is dark
             digit = Image.fromarray(pixels, mode="L").resize(
                 (IMAGE_SHAPE[1] * scale, IMAGE_SHAPE[0] * scale),
-                Image.NEAREST,  # type: ignore[attr-defined]
+                Image.Resampling.NEAREST,
             )
             canvas.paste(digit.convert("RGB"), (x, y))
             label, guess = int(labels[i]), int(predictions[i])
