@@ -20,6 +20,7 @@ from evolax.config import (
     build_trainer,
     resolve,
 )
+from evolax.policies.mlp import OUTPUT_ACTIVATIONS
 from evolax.sharding import initialize_distributed, request_cpu_devices
 
 EVAL_STREAM = 2  # key stream of `evolax eval` / `render` episodes (training uses 0, tests 1)
@@ -62,11 +63,16 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--hidden-sizes", {"type": _sizes, "help": "MLP widths, e.g. 64,64"}),
     ("--top-directions", {"type": _positive_int, "help": "ars: directions kept (b)"}),
     ("--grid-shape", {"type": _sizes, "help": "map_elites: cells per descriptor, e.g. 32,32"}),
+    (
+        "--output-activation",
+        {"choices": sorted(OUTPUT_ACTIVATIONS), "help": "MLP output activation"},
+    ),
     ("--hidden-size", {"type": _positive_int, "help": "LSTM width (seq2seq policy)"}),
     ("--n-digits", {"type": _positive_int, "help": "seq2seq: digits per operand"}),
     ("--n-triangles", {"type": _positive_int, "help": "image_approximation: triangles"}),
     ("--canvas-size", {"type": _sizes, "help": "image_approximation: height,width"}),
     ("--target", {"help": "image_approximation: target image file (default: a photograph)"}),
+    ("--n-agents", {"type": _positive_int, "help": "waterworld_ma: agents per pool"}),
     ("--n-repeats", {"type": _positive_int, "help": "episodes per individual"}),
     ("--pop-chunk", {"type": _positive_int, "help": "evaluate this many individuals at a time"}),
     (
@@ -163,8 +169,9 @@ def _fail(command: str, error: Exception) -> int:
     return 2
 
 
-def _mesh(devices: int | None, pop_size: int):
-    """A population mesh over ``devices`` devices; by default the most that divide ``pop_size``."""
+def _mesh(devices: int | None, pop_size: int, group: int = 1):
+    """A population mesh over ``devices`` devices; by default the most that divide ``pop_size``
+    into slices of whole groups (``group``: individuals that share one environment)."""
     import jax
 
     from evolax.sharding import check_divisible, population_mesh
@@ -176,7 +183,7 @@ def _mesh(devices: int | None, pop_size: int):
         mesh = population_mesh(available[:devices])
         check_divisible(pop_size, mesh)
         return mesh
-    count = max(n for n in range(1, len(available) + 1) if pop_size % n == 0)
+    count = max(n for n in range(1, len(available) + 1) if pop_size % (n * group) == 0 or n == 1)
     return population_mesh(available[:count])
 
 
@@ -210,7 +217,11 @@ def _train(args: argparse.Namespace) -> int:
         # JAX has not initialised its backends yet: request the CPU devices, then join the run
         request_cpu_devices(config.get("cpu_devices") or os.cpu_count() or 1)
         distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
-        mesh = _mesh(args.devices, config["pop_size"])
+        from evolax.tasks import MultiAgentTask
+
+        task = TASKS[config["task"]](config, False)
+        group = task.n_agents if isinstance(task, MultiAgentTask) else 1
+        mesh = _mesh(args.devices, config["pop_size"], group)
         trainer = build_trainer(config, mesh)
     except ValueError as error:
         return _fail("train", error)

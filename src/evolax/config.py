@@ -32,7 +32,16 @@ from evolax.algorithms import (
 from evolax.data import MnistData, load_mnist
 from evolax.optim import clipup
 from evolax.policies import MLP, ConvNet, Direct, Policy, Seq2Seq
-from evolax.tasks import MNIST, CartPoleSwingUp, ImageApproximation, Seq2SeqAddition, Task
+from evolax.policies.mlp import OUTPUT_ACTIVATIONS
+from evolax.tasks import (
+    MNIST,
+    CartPoleSwingUp,
+    ImageApproximation,
+    MultiAgentWaterWorld,
+    Seq2SeqAddition,
+    Task,
+    WaterWorld,
+)
 from evolax.trainer import Trainer
 
 DEFAULTS: dict[str, Any] = {
@@ -53,11 +62,13 @@ DEFAULTS: dict[str, Any] = {
     "top_directions": None,
     "grid_shape": [32, 32],
     "hidden_sizes": [64, 64],
+    "output_activation": "tanh",
     "hidden_size": 256,
     "n_digits": 3,
     "n_triangles": 50,
     "canvas_size": [200, 200],
     "target": None,
+    "n_agents": 16,
     "n_repeats": 16,
     "pop_chunk": None,
     "cpu_devices": None,
@@ -154,6 +165,46 @@ PRESETS: dict[str, dict[str, Any]] = {
         "checkpoint_interval": 1000,
         "seed": 0,
     },
+    # EvoJAX examples/train_waterworld.py: an MLP with one hidden layer of 100 and a softmax
+    # over the four thrusts (here: linear logits the task samples from), 500-step episodes
+    "waterworld": {
+        "task": "waterworld",
+        "max_steps": 500,
+        "hidden_sizes": [100],
+        "output_activation": "linear",
+        "pop_size": 256,
+        "optimizer": "adam",
+        "center_lr": 0.014,
+        "std_lr": 0.088,
+        "init_std": 0.069,
+        "n_repeats": 32,
+        "generations": 500,
+        "test_interval": 50,
+        "test_episodes": 100,
+        "log_interval": 10,
+        "checkpoint_interval": 50,
+        "seed": 42,
+    },
+    # EvoJAX examples/train_waterworld_ma.py: the population is the 16 agents of one pool
+    "waterworld_ma": {
+        "task": "waterworld_ma",
+        "n_agents": 16,
+        "max_steps": 500,
+        "hidden_sizes": [100],
+        "output_activation": "linear",
+        "pop_size": 16,
+        "optimizer": "adam",
+        "center_lr": 0.011,
+        "std_lr": 0.054,
+        "init_std": 0.095,
+        "n_repeats": 64,
+        "generations": 1000,
+        "test_interval": 100,
+        "test_episodes": 100,
+        "log_interval": 10,
+        "checkpoint_interval": 100,
+        "seed": 42,
+    },
 }
 """Named configurations reproducing EvoJAX's benchmark configs (``--config NAME``)."""
 
@@ -163,6 +214,8 @@ DEFAULT_PRESET = {
     "mnist": "mnist",
     "seq2seq": "seq2seq",
     "image_approximation": "image_approximation",
+    "waterworld": "waterworld",
+    "waterworld_ma": "waterworld_ma",
 }
 """The preset a bare ``evolax train TASK`` starts from."""
 
@@ -187,6 +240,11 @@ def resolve(preset: str | None, overrides: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"unknown policy {config['policy']!r}; choose from {sorted(POLICIES)}")
     if config["algo"] not in ALGORITHMS:
         raise ValueError(f"unknown algo {config['algo']!r}; choose from {sorted(ALGORITHMS)}")
+    if config["output_activation"] not in OUTPUT_ACTIVATIONS:
+        raise ValueError(
+            f"unknown output_activation {config['output_activation']!r}; choose from "
+            f"{sorted(OUTPUT_ACTIVATIONS)}"
+        )
     if config["optimizer"] not in OPTIMIZERS:
         raise ValueError(
             f"unknown optimizer {config['optimizer']!r}; choose from {sorted(OPTIMIZERS)}"
@@ -226,11 +284,23 @@ def _image_approximation(config: dict[str, Any], test: bool) -> Task:
     )
 
 
+def _waterworld(config: dict[str, Any], test: bool) -> Task:
+    del test  # the test task is the training task: same distribution, held-out seeds
+    return WaterWorld(max_steps=config["max_steps"])
+
+
+def _waterworld_ma(config: dict[str, Any], test: bool) -> Task:
+    del test
+    return MultiAgentWaterWorld(n_agents=config["n_agents"], max_steps=config["max_steps"])
+
+
 TASKS: dict[str, Callable[[dict[str, Any], bool], Task]] = {
     "cartpole": _cartpole,
     "mnist": _mnist,
     "seq2seq": _seq2seq,
     "image_approximation": _image_approximation,
+    "waterworld": _waterworld,
+    "waterworld_ma": _waterworld_ma,
 }
 
 OPTIMIZERS: dict[str, Callable[[float, float | None], optax.GradientTransformation]] = {
@@ -344,7 +414,10 @@ ALGORITHMS: dict[str, Registered] = {
 
 
 POLICIES: dict[str, Callable[[dict[str, Any]], Policy]] = {
-    "mlp": lambda config: MLP(hidden_sizes=tuple(config["hidden_sizes"])),
+    "mlp": lambda config: MLP(
+        hidden_sizes=tuple(config["hidden_sizes"]),
+        output_activation=config["output_activation"],
+    ),
     "convnet": lambda config: ConvNet(),
     "direct": lambda config: Direct(),
     "seq2seq": lambda config: Seq2Seq(

@@ -11,7 +11,8 @@ from jaxtyping import Array, ArrayLike, Float, Int, PyTree
 
 from evolax.normalize import ObsStats, shifted_sums
 from evolax.policies.base import Policy
-from evolax.tasks.base import Task
+from evolax.policies.team import Team
+from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Fitness, Population, PRNGKey
 from evolax.validation import check_positive_int, population_size
 
@@ -36,22 +37,34 @@ class EvalInfo:
     descriptors: Float[Array, "pop desc"] | None = None
 
 
+def _agents(task: Task) -> tuple[int, ...]:
+    """``(n_agents,)`` for a multi-agent task (its obs and actions lead with it), else ``()``."""
+    return (task.n_agents,) if isinstance(task, MultiAgentTask) else ()
+
+
 def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGKey) -> None:
     """Trace-time checks: the task's obs and the policy's action have the declared shapes."""
+    agents = _agents(task)
     state = jax.eval_shape(task.reset, key)
-    if tuple(state.obs.shape) != tuple(task.obs_shape):
+    if tuple(state.obs.shape) != (*agents, *task.obs_shape):
+        expected = "(n_agents, *task.obs_shape)" if agents else "task.obs_shape"
         raise ValueError(
-            f"task.reset returned obs of shape {state.obs.shape}, expected task.obs_shape "
-            f"{task.obs_shape}"
+            f"task.reset returned obs of shape {state.obs.shape}, expected {expected} "
+            f"{(*agents, *task.obs_shape)}"
         )
     params = jax.tree.map(lambda x: x[0], population)
     policy_state = jax.eval_shape(policy.reset, key)
     action, _ = jax.eval_shape(policy.apply, params, state.obs, policy_state, key)
-    if tuple(action.shape) != tuple(task.action_shape):
+    if tuple(action.shape) != (*agents, *task.action_shape):
         raise ValueError(
-            f"policy produced actions of shape {action.shape}, expected task.action_shape "
-            f"{task.action_shape}"
+            f"policy produced actions of shape {action.shape[len(agents) :]}, expected "
+            f"task.action_shape {task.action_shape}"
         )
+
+
+def _expand(mask: Array, shape: tuple[int, ...]) -> Array:
+    """``mask`` (leading axes of ``shape``) broadcast over ``shape``'s trailing axes."""
+    return jnp.broadcast_to(mask.reshape(mask.shape + (1,) * (len(shape) - mask.ndim)), shape)
 
 
 def episode_keys(key: PRNGKey, n_repeats: int) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -91,11 +104,13 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
     step = jax.vmap(jax.vmap(task.step), in_axes=(0, 0, None))
 
     obs = task_state.obs
+    # the axes before one observation: [repeats] (+ [agents]), then [pop] in front after step 1
+    obs_rank = len(task.obs_shape)
     pivot: PyTree = ()
     sums: tuple[Array, ...]
     if obs_stats is not None:
-        pivot = obs_stats.pivot(obs[0])
-        count, total, squares = shifted_sums(obs, jnp.ones(n_repeats, bool), pivot)
+        pivot = obs_stats.pivot(obs.reshape(-1, *task.obs_shape)[0])
+        count, total, squares = shifted_sums(obs, jnp.ones(obs.shape[:-obs_rank], bool), pivot)
         sums = (count * pop_size, total * pop_size, squares * pop_size)
         obs = obs_stats.normalize(obs)
     else:
@@ -114,12 +129,13 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
         t, task_state, policy_state, returns, lengths, alive, sums, desc = carry
         obs = task_state.obs
         if obs_stats is not None:
-            sums = jax.tree.map(jnp.add, sums, shifted_sums(obs, alive, pivot))
+            mask = _expand(alive, obs.shape[:-obs_rank])
+            sums = jax.tree.map(jnp.add, sums, shifted_sums(obs, mask, pivot))
             obs = obs_stats.normalize(obs)
         policy_keys, task_keys = jax.vmap(step_keys, in_axes=(0, None))(episode_step_keys, t)
         action, policy_state = act(population, obs, policy_state, policy_keys)
         task_state, reward, done = step(task_state, action, task_keys)
-        returns = returns + jnp.where(alive, reward, 0.0)
+        returns = returns + jnp.where(_expand(alive, reward.shape), reward, 0.0)
         lengths = lengths + alive
         if descriptors:  # the descriptor of the state each episode ended in
             desc = jnp.where(alive[..., None], describe(task_state), desc)
@@ -159,7 +175,10 @@ def evaluate(
     """Run every individual for ``n_repeats`` episodes; fitness is the mean episode return.
 
     All individuals see the same ``n_repeats`` environment seeds (common random numbers), so
-    fitness differences come from the parameters, not the luck of the draw. Rewards after an
+    fitness differences come from the parameters, not the luck of the draw. For a
+    :class:`~evolax.tasks.MultiAgentTask`, consecutive groups of ``task.n_agents`` individuals
+    share each environment (the population must be a multiple of ``n_agents``), and each
+    individual's fitness is its own mean return. Rewards after an
     episode's ``done`` are ignored, and the loop stops once every episode is done.
 
     The policy is batched over repeats with shared parameters, then over the population, so a
@@ -187,31 +206,50 @@ def evaluate(
     """
     check_positive_int("n_repeats", n_repeats)
     pop_size = population_size(population)
-    _check_shapes(policy, task, population, key)
-
     chunk = pop_size if pop_chunk is None else pop_chunk
     check_positive_int("pop_chunk", chunk)
     if pop_size % chunk:
         raise ValueError(
             f"pop_chunk={pop_chunk} must divide the population evaluated here ({pop_size})"
         )
+    n_agents = 1
+    if isinstance(task, MultiAgentTask):  # units of the rollout: environments of n_agents
+        n_agents = task.n_agents
+        if chunk % n_agents:
+            what = "population evaluated here" if pop_chunk is None else "pop_chunk"
+            raise ValueError(
+                f"the {what} ({chunk}) must be a multiple of task.n_agents={n_agents}: each "
+                "environment holds n_agents individuals"
+            )
+        if descriptors:
+            raise ValueError("behaviour descriptors are not defined for multi-agent tasks")
+        policy = Team(policy, n_agents)
+        population = jax.tree.map(
+            lambda x: x.reshape(pop_size // n_agents, n_agents, *x.shape[1:]), population
+        )
+    _check_shapes(policy, task, population, key)
+    n_units, chunk = pop_size // n_agents, chunk // n_agents
+
     initial = _initial_states(policy, task, key, n_repeats)
-    if chunk == pop_size:
+    if chunk == n_units:
         returns, lengths, sums, pivot, desc = _rollout(
             policy, task, population, initial, n_repeats, obs_stats, descriptors
         )
-    else:  # groups of `chunk` individuals one after another
+    else:  # groups of `chunk` units one after another
         groups = jax.tree.map(
-            lambda x: x.reshape(pop_size // chunk, chunk, *x.shape[1:]), population
+            lambda x: x.reshape(n_units // chunk, chunk, *x.shape[1:]), population
         )
         returns, lengths, sums, pivot, desc = jax.lax.map(
             lambda group: _rollout(policy, task, group, initial, n_repeats, obs_stats, descriptors),
             groups,
         )
-        returns, lengths = (x.reshape(pop_size, n_repeats) for x in (returns, lengths))
+        returns, lengths = (x.reshape(n_units, *x.shape[2:]) for x in (returns, lengths))
         desc = jax.tree.map(lambda x: x.reshape(pop_size, n_repeats, *x.shape[3:]), desc)
         sums = jax.tree.map(lambda x: jnp.sum(x, axis=0), sums)
         pivot = jax.tree.map(lambda x: x[0], pivot)
+    if isinstance(task, MultiAgentTask):  # [envs, repeats, agents] -> [pop, repeats]
+        returns = jnp.moveaxis(returns, -1, 1).reshape(pop_size, n_repeats)
+        lengths = jnp.repeat(lengths, n_agents, axis=0)
     if axis_name is not None:
         sums = jax.lax.psum(sums, axis_name)
     new_stats = None if obs_stats is None else obs_stats.merge(*sums, pivot)  # type: ignore[call-arg]

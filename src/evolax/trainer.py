@@ -18,7 +18,7 @@ from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.rollout import EvalInfo, evaluate
 from evolax.sharding import POP_AXIS, check_divisible
-from evolax.tasks.base import Task
+from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Metrics, PRNGKey
 from evolax.validation import check_positive_int
 
@@ -76,6 +76,14 @@ class Trainer(eqx.Module):
             if POP_AXIS not in self.mesh.axis_names:
                 raise ValueError(f"mesh must have a {POP_AXIS!r} axis, got {self.mesh.axis_names}")
             check_divisible(self.algorithm.pop_size, self.mesh)
+        if isinstance(self.task, MultiAgentTask):
+            devices = 1 if self.mesh is None else self.mesh.shape[POP_AXIS]
+            if (self.algorithm.pop_size // devices) % self.task.n_agents:
+                raise ValueError(
+                    f"pop_size={self.algorithm.pop_size} must be a multiple of "
+                    f"task.n_agents={self.task.n_agents} on each of the {devices} device(s): "
+                    "each environment holds n_agents individuals"
+                )
         if self.uses_descriptors and self.task.descriptor_bounds is None:
             raise ValueError(
                 f"{type(self.algorithm).__name__} needs behaviour descriptors, but task "
@@ -170,18 +178,24 @@ class Trainer(eqx.Module):
     def test(
         self, state: TrainState, key: PRNGKey, n_episodes: int = 100
     ) -> Float[Array, " episodes"]:
-        """Returns of the algorithm's best solution over ``n_episodes`` test episodes."""
+        """Returns of the algorithm's best solution over ``n_episodes`` test episodes.
+
+        On a :class:`~evolax.tasks.MultiAgentTask` every agent plays the best solution, and an
+        episode's return is the agents' mean.
+        """
         best, stats = self.solution(state)
-        population = jax.tree.map(lambda x: x[None], best)
+        task = self.evaluation_task
+        copies = task.n_agents if isinstance(task, MultiAgentTask) else 1
+        population = jax.tree.map(lambda x: jnp.broadcast_to(x, (copies, *x.shape)), best)
         _, info = evaluate(
             self.policy,
-            self.evaluation_task,
+            task,
             population,
             key,
             n_repeats=n_episodes,
             obs_stats=stats,
         )
-        return info.returns[0]
+        return jnp.mean(info.returns, axis=0)
 
     @property
     def evaluation_task(self) -> Task:

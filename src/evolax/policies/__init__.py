@@ -7,6 +7,7 @@ from evolax.policies.evojax import EvoJAXObservation, EvoJAXPolicy
 from evolax.policies.flax import FlaxPolicy
 from evolax.policies.mlp import MLP
 from evolax.policies.seq2seq import Seq2Seq
+from evolax.policies.team import Team
 
 __all__ = [
     "MLP",
@@ -18,4 +19,5 @@ __all__ = [
     "FlaxPolicy",
     "Policy",
     "Seq2Seq",
+    "Team",
 ]

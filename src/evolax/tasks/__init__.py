@@ -1,6 +1,6 @@
 """Tasks (one environment each; evolax batches them)."""
 
-from evolax.tasks.base import Task
+from evolax.tasks.base import MultiAgentTask, Task
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
 from evolax.tasks.evojax import EvoJAXTask
 from evolax.tasks.gymnax import GymnaxTask, GymnaxTaskState
@@ -10,7 +10,9 @@ from evolax.tasks.image_approximation import (
     load_target,
 )
 from evolax.tasks.mnist import MNIST, MnistState
+from evolax.tasks.multi_agent_waterworld import MultiAgentWaterWorld
 from evolax.tasks.seq2seq import Seq2SeqAddition, Seq2SeqState
+from evolax.tasks.waterworld import WaterWorld, WaterWorldState
 
 __all__ = [
     "MNIST",
@@ -22,8 +24,12 @@ __all__ = [
     "ImageApproximation",
     "ImageApproximationState",
     "MnistState",
+    "MultiAgentTask",
+    "MultiAgentWaterWorld",
     "Seq2SeqAddition",
     "Seq2SeqState",
     "Task",
+    "WaterWorld",
+    "WaterWorldState",
     "load_target",
 ]

@@ -63,3 +63,26 @@ class Task(eqx.Module):
     def render(self, state) -> np.ndarray:
         """Draw one (unbatched) state on the host as a ``uint8[H, W, 3]`` RGB image."""
         raise NotImplementedError(f"{type(self).__name__} has no renderer")
+
+
+class MultiAgentTask(Task):
+    """A task where ``n_agents`` members of the population act in ONE environment.
+
+    ``obs_shape`` and ``action_shape`` are one agent's; the state's ``obs`` is
+    ``[n_agents, *obs_shape]``, ``step`` takes actions ``[n_agents, *action_shape]`` and returns
+    rewards ``f32[n_agents]`` (each agent's own) and one ``done`` for the environment. The
+    rollout spawns consecutive groups of ``n_agents`` individuals into each environment, and
+    each individual's fitness is its own return.
+    """
+
+    n_agents: eqx.AbstractVar[int]
+
+    def check_actions(self, action) -> None:
+        """Raise a ``ValueError`` (at trace time) unless ``action`` is ``[n_agents,
+        *action_shape]``."""
+        expected = (self.n_agents, *self.action_shape)
+        if tuple(action.shape) != expected:
+            raise ValueError(
+                f"action must have shape (n_agents, *action_shape) = {expected}, got "
+                f"{tuple(action.shape)}"
+            )

@@ -1,0 +1,208 @@
+"""WaterWorld with many agents in one pool, as in the EvoJAX paper (Tang et al., 2022).
+
+16 agents share a pool with 100 items. Each agent eats what it touches (two agents touching
+one item in the same step both eat it) and is scored by its own catch; the rollout spawns
+``n_agents`` members of the population into each pool (:class:`~evolax.tasks.MultiAgentTask`).
+Agents start on a circle of radius 270 about the centre, items uniformly within radius 200.
+Rays are 60 px long, bubbles have radius 5, and each of the 30 sensors reports wall, food,
+poison and agent distances and the seen object's velocity: ``30 * 6 + 2 = 182`` observations.
+
+Rules and initial states follow EvoJAX's ``evojax.task.ma_waterworld`` except one correction:
+EvoJAX looks up the type and velocity of the object a sensor sees in the item arrays even
+when that object is another agent, so an agent shows up as the last item (food or poison,
+with its velocity) and the agent channel never fires. Here an agent is seen as an agent, with
+its own velocity.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Bool, Float
+
+from evolax.tasks.base import MultiAgentTask
+from evolax.tasks.waterworld import (
+    N_ACTIONS,
+    N_SENSORS,
+    SCREEN_SIZE,
+    WaterWorldState,
+    draw_pool,
+    item_distances,
+    item_kind_and_velocity,
+    move_agent,
+    move_items,
+    sensor_ends,
+    touching,
+    wall_distances,
+)
+from evolax.types import Done, PRNGKey
+from evolax.validation import check_positive_int
+
+AGENT_CIRCLE = 270.0
+"""Agents start this far from the pool's centre."""
+ITEM_DISC = 200.0
+"""Items start uniformly (in radius and angle) within this distance of the centre."""
+
+
+def _polar_position(key: PRNGKey, radius: Float[Array, ""]) -> Float[Array, "2"]:
+    """``radius`` from the centre at an angle uniform in ``[0, 2 pi)`` (EvoJAX's draw)."""
+    theta = jax.random.uniform(jax.random.split(key, 4)[1], (), minval=0.0, maxval=2 * jnp.pi)
+    centre = SCREEN_SIZE // 2
+    return jnp.stack([radius * jnp.cos(theta) + centre, radius * jnp.sin(theta) + centre])
+
+
+def _item_position(key: PRNGKey) -> Float[Array, "2"]:
+    radius = jax.random.uniform(jax.random.split(key, 4)[0], (), minval=0.0, maxval=ITEM_DISC)
+    return _polar_position(key, radius)
+
+
+class MultiAgentWaterWorld(MultiAgentTask):
+    """WaterWorld with ``n_agents`` agents in one pool, each scored by its own catch.
+
+    Observations and actions are per agent (``obs_shape`` ``(182,)``, ``action_shape``
+    ``(4,)``: logits over thrust up, down, left, right, sampled like
+    :class:`~evolax.tasks.WaterWorld`'s); the state's ``obs`` is ``f32[n_agents, 182]``,
+    ``step`` takes ``f32[n_agents, 4]`` and returns ``f32[n_agents]`` rewards.
+
+    Args:
+        n_agents: agents per pool, positive (EvoJAX: 16).
+        n_items: items per pool, positive (EvoJAX: 100).
+        max_steps: episode length, positive (EvoJAX's training script: 500).
+        radius: radius of agents and items (pixels).
+        max_range: length of the sensor rays (pixels).
+    """
+
+    n_agents: int = eqx.field(static=True, default=16)
+    n_items: int = eqx.field(static=True, default=100)
+    max_steps: int = eqx.field(static=True, default=500)
+    radius: float = eqx.field(static=True, default=5.0)
+    max_range: float = eqx.field(static=True, default=60.0)
+    obs_shape: tuple[int, ...] = eqx.field(static=True, default=(N_SENSORS * 6 + 2,))
+    action_shape: tuple[int, ...] = eqx.field(static=True, default=(N_ACTIONS,))
+
+    def __check_init__(self):
+        check_positive_int("n_agents", self.n_agents)
+        check_positive_int("n_items", self.n_items)
+        check_positive_int("max_steps", self.max_steps)
+        for name in ("radius", "max_range"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and 0 < value < SCREEN_SIZE / 2):
+                raise ValueError(f"{name} must be a number in (0, {SCREEN_SIZE // 2}), got {value}")
+
+    def observe_one(
+        self,
+        agent_pos: Float[Array, "2"],
+        agent_vel: Float[Array, "2"],
+        agents_pos: Float[Array, "agents 2"],
+        agents_vel: Float[Array, "agents 2"],
+        item_pos: Float[Array, "items 2"],
+        item_vel: Float[Array, "items 2"],
+        item_food: Bool[Array, " items"],
+        item_valid: Bool[Array, " items"],
+    ) -> Float[Array, "182"]:
+        """One agent's observation: per sensor ``[wall, food, poison, agent]`` distances over
+        ``max_range`` and the seen object's velocity, then the agent's own velocity. An agent
+        does not see itself (objects at distance 0 are ignored)."""
+        ends = sensor_ends(agent_pos, self.max_range)
+        wall, wall_hit = wall_distances(agent_pos, ends, self.max_range)
+        target_pos = jnp.concatenate([item_pos, agents_pos])
+        target_vel = jnp.concatenate([item_vel, agents_vel])
+        target_valid = jnp.concatenate([item_valid, jnp.ones(self.n_agents, bool)])
+        squared, target_hit = item_distances(
+            agent_pos, target_pos, target_valid, self.radius, self.max_range
+        )
+        squared = jnp.where(squared == 0.0, self.max_range**2, squared)
+        nearest = jnp.argmin(squared, axis=1)
+        target = jnp.sqrt(jnp.min(squared, axis=1))
+        hit = jnp.take_along_axis(target_hit, nearest[:, None], axis=1)[:, 0]
+        sees = (wall >= target) & hit
+        sees_wall = (wall < target) & wall_hit
+        is_agent = nearest >= self.n_items
+        food = item_food[jnp.minimum(nearest, self.n_items - 1)] & ~is_agent
+        channels = jnp.stack(
+            [
+                jnp.where(sees_wall, wall, self.max_range),
+                jnp.where(sees & food, target, self.max_range),
+                jnp.where(sees & ~food & ~is_agent, target, self.max_range),
+                jnp.where(sees & is_agent, target, self.max_range),
+            ],
+            axis=1,
+        )
+        velocity = jnp.where(sees[:, None], target_vel[nearest], 0.0)
+        sensors = jnp.concatenate([channels / self.max_range, velocity], axis=1)
+        return jnp.concatenate([sensors.reshape(-1), agent_vel])
+
+    def _observe(self, agent_pos, agent_vel, item_pos, item_vel, item_food, item_valid):
+        return jax.vmap(self.observe_one, in_axes=(0, 0) + (None,) * 6)(
+            agent_pos, agent_vel, agent_pos, agent_vel, item_pos, item_vel, item_food, item_valid
+        )
+
+    def reset(self, key: PRNGKey) -> WaterWorldState:
+        """Agents at rest on a circle about the centre, items scattered within it."""
+        _, key = jax.random.split(key)  # EvoJAX keeps the first half for its steps
+        keys = jax.random.split(key, self.n_agents + self.n_items)
+        agent_pos = jax.vmap(_polar_position, in_axes=(0, None))(
+            keys[: self.n_agents], AGENT_CIRCLE
+        )
+        item_pos = jax.vmap(_item_position)(keys[self.n_agents :])
+        item_food, item_vel = jax.vmap(item_kind_and_velocity)(keys[self.n_agents :])
+        agent_vel = jnp.zeros((self.n_agents, 2))
+        item_valid = jnp.ones(self.n_items, bool)
+        return WaterWorldState(
+            obs=self._observe(agent_pos, agent_vel, item_pos, item_vel, item_food, item_valid),
+            agent_pos=agent_pos,
+            agent_vel=agent_vel,
+            item_pos=item_pos,
+            item_vel=item_vel,
+            item_food=item_food,
+            item_valid=item_valid,
+            poison_eaten=jnp.zeros(self.n_agents, jnp.int32),
+            steps=jnp.zeros([], jnp.int32),
+        )
+
+    def step(
+        self, state: WaterWorldState, action: Float[Array, "agents 4"], key: PRNGKey
+    ) -> tuple[WaterWorldState, Float[Array, " agents"], Done]:
+        """Every agent samples a thrust; agents and items move; each agent eats what it
+        touches (items still in the pool at the step's start)."""
+        self.check_actions(action)
+        direction = jax.random.categorical(key, action, axis=-1)
+        agent_pos, agent_vel = move_agent(state.agent_pos, state.agent_vel, direction)
+        item_pos, item_vel = move_items(state.item_pos, state.item_vel)
+        eaten = (
+            jax.vmap(touching, in_axes=(0, None, None))(agent_pos, item_pos, 2 * self.radius)
+            & state.item_valid[None, :]
+        )
+        food = jnp.sum(eaten & state.item_food[None, :], axis=1)
+        poison = jnp.sum(eaten & ~state.item_food[None, :], axis=1)
+        item_valid = state.item_valid & ~jnp.any(eaten, axis=0)
+        steps = state.steps + 1
+        new_state = WaterWorldState(
+            obs=self._observe(
+                agent_pos, agent_vel, item_pos, item_vel, state.item_food, item_valid
+            ),
+            agent_pos=agent_pos,
+            agent_vel=agent_vel,
+            item_pos=item_pos,
+            item_vel=item_vel,
+            item_food=state.item_food,
+            item_valid=item_valid,
+            poison_eaten=state.poison_eaten + poison.astype(jnp.int32),
+            steps=steps,
+        )
+        return new_state, (food - poison).astype(jnp.float32), steps >= self.max_steps
+
+    def render(self, state: WaterWorldState) -> np.ndarray:
+        """The pool, every agent (yellow) with its sensor rays, food (green), poison (red)."""
+        return draw_pool(
+            np.asarray(state.agent_pos),
+            np.asarray(state.obs),
+            np.asarray(state.item_pos),
+            np.asarray(state.item_food),
+            np.asarray(state.item_valid),
+            self.radius,
+            self.max_range,
+            n_channels=4,
+        )
