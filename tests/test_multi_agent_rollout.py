@@ -74,7 +74,7 @@ def test_observations_reach_each_agent_and_feed_the_statistics():
 
 
 def test_population_must_fill_whole_environments():
-    with pytest.raises(ValueError, match="multiple of task.n_agents=4"):
+    with pytest.raises(ValueError, match=r"multiple of task\.n_agents=4"):
         evaluate(Direct(), Echo(), jnp.ones((6, 1)), jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match="pop_chunk"):
         evaluate(Direct(), Echo(), jnp.ones((8, 1)), jax.random.PRNGKey(0), pop_chunk=2)
@@ -107,7 +107,7 @@ def test_trainer_learns_and_tests_the_best_in_every_agent():
     )
     state = trainer.init(jax.random.PRNGKey(0))
     run = jax.jit(chex.assert_max_traces(lambda s: trainer.run(s, 20), n=1))
-    state, metrics = run(state)
+    state, _ = run(state)
     state, _ = run(state)
     centre = float(trainer.algorithm.best(state.algo_state)[0])
     assert centre > 2.0

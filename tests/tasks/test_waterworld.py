@@ -97,7 +97,7 @@ def test_episode_matches_a_numpy_transcription_of_evojax():
 
 def _one_hot(direction):
     """A probability vector choosing ``direction`` surely (EvoJAX) and its log (evolax)."""
-    p = jnp.zeros(direction.shape + (4,)).at[..., :].set(jax.nn.one_hot(direction, 4))
+    p = jax.nn.one_hot(direction, 4)
     return p, jnp.log(p)
 
 
@@ -233,7 +233,7 @@ def test_multi_agent_episode_matches_evojax(ma_reference):
         state, ref_state = carry
         p, logits = _one_hot(direction)
         state, reward, done = task.step(state, logits, jax.random.PRNGKey(0))
-        ref_state, ref_reward, ref_done = ref._step_fn(ref_state, p[None])
+        ref_state, ref_reward, _ = ref._step_fn(ref_state, p[None])
         one = jax.tree.map(lambda x: x[0], ref_state)
         return (state, ref_state), (state, reward, ref_reward[0], done, _corrected_obs(one), one)
 
