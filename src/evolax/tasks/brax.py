@@ -1,0 +1,256 @@
+"""Any Brax environment as an evolax task (Freeman et al., 2021, https://github.com/google/brax)."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import importlib
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import chex
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float, PyTree
+
+from evolax.tasks.base import Task
+from evolax.types import Done, PRNGKey, Reward
+from evolax.validation import check_positive_int
+
+INSTALL_HINT = "pip install evolax[brax]"
+
+BACKENDS = ("mjx", "generalized", "positional", "spring")
+"""Brax's physics pipelines (brax 0.14): MuJoCo XLA, generalized coordinates, position-based
+dynamics and the spring model."""
+
+
+def _import_brax_envs():
+    """``brax.envs``, or an ``ImportError`` that says how to install Brax."""
+    try:
+        from brax import envs
+    except ImportError as error:
+        raise ImportError(
+            f"the Brax task needs the optional brax package: {INSTALL_HINT} "
+            f"(or pip install brax); importing it failed with: {error}"
+        ) from error
+    return envs
+
+
+def registered_envs() -> list[str]:
+    """The names of Brax's registered environments (``brax.envs.get_environment`` names)."""
+    return sorted(getattr(_import_brax_envs(), "_envs", {}))
+
+
+def flatten_obs(obs: PyTree) -> Float[Array, " obs_dim"]:
+    """Every leaf of a Brax observation (an array, or a dict of arrays) raveled, cast to
+    ``float32`` and concatenated."""
+    leaves = [jnp.ravel(leaf).astype(jnp.float32) for leaf in jax.tree.leaves(obs)]
+    return jnp.concatenate(leaves) if len(leaves) > 1 else leaves[0]
+
+
+@chex.dataclass(frozen=True)
+class BraxTaskState:
+    """The state of one Brax episode.
+
+    Attributes:
+        obs: the flattened observation, ``f32[obs_dim]``.
+        env_state: Brax's own ``brax.envs.State``: ``pipeline_state`` (the physics state),
+            ``obs``, ``reward``, ``done``, ``metrics`` and ``info``, where
+            ``info["steps"]`` counts the episode's steps and ``info["truncation"]`` is 1 when
+            the episode ended by reaching ``max_steps`` rather than by termination.
+    """
+
+    obs: Float[Array, " obs_dim"]
+    env_state: PyTree
+
+
+class Brax(Task):
+    """A Brax environment (ant, halfcheetah, humanoid, hopper, ...) as a task.
+
+    The environment is ``brax.envs.create(env_name, episode_length=max_steps,
+    auto_reset=False, backend=backend, **env_kwargs)``: Brax's environment inside its
+    ``EpisodeWrapper`` and nothing else. ``reset(key)`` is its ``reset(key)`` and
+    ``step(state, action, key)`` its ``step(env_state, action)`` (Brax's dynamics take no key),
+    so the same keys and actions give the episode Brax itself gives.
+
+    ``done`` is Brax's ``done``: termination (for the ant, its torso leaving the healthy
+    height range) or truncation after ``max_steps`` steps (then
+    ``env_state.info["truncation"]`` is 1). There is no auto-reset: evolax ignores every
+    reward after an episode's first ``done`` and stops once every episode is done, so an
+    episode's return is the sum of its rewards up to and including the first ``done``,
+    which is how EvoJAX's ``BraxTask`` and ``SimManager`` score Brax episodes (their masked sum
+    of rewards; EvoJAX's auto-reset never counts).
+
+    Observations are flattened and cast to ``f32[obs_dim]`` (dict observations are
+    concatenated in key order). Actions ``f32[action_size]`` go to Brax unchanged, as in
+    EvoJAX, whose Brax policy ends in ``tanh`` (an ``MLP`` with the default
+    ``output_activation="tanh"``): most Brax actuators take controls in ``[-1, 1]`` (the
+    ant's, halfcheetah's) and the physics clips controls to each actuator's range (the
+    inverted pendulum's is ``[-3, 3]``, some of the humanoid's ``[-0.4, 0.4]``).
+    Observation normalisation, which EvoJAX's Brax benchmark uses, is the trainer's:
+    ``Trainer(..., normalize_obs=True)``.
+
+    Pictures: :meth:`render` draws one state with MuJoCo's renderer (it needs OpenGL; on a
+    machine without a display set ``MUJOCO_GL=egl`` or ``osmesa`` before Brax is imported);
+    :meth:`render_html` writes Brax's interactive HTML viewer for an episode, and
+    :func:`evolax.render.render_episode` does so for a ``.html`` path.
+
+    Brax is optional: ``pip install evolax[brax]``. Compiling an episode takes seconds for
+    ``inverted_pendulum`` and about a minute for ``ant`` on CPU; JAX's persistent compilation
+    cache (``jax.config.update("jax_compilation_cache_dir", ...)``) saves it on reruns.
+
+    Example: ``Brax("ant")`` has obs ``f32[27]``, action ``f32[8]`` and 1000 steps;
+    ``Brax("inverted_pendulum", backend="generalized", max_steps=200)`` has obs ``f32[4]``,
+    action ``f32[1]``.
+
+    Args:
+        env_name: a registered Brax environment (see :func:`registered_envs`).
+        backend: the physics pipeline, one of :data:`BACKENDS` (default ``"mjx"``).
+        max_steps: episode length; Brax's ``EpisodeWrapper`` truncates episodes there.
+        **env_kwargs: passed to the environment's constructor (e.g. the ant's
+            ``terminate_when_unhealthy=False`` or ``use_contact_forces=True``).
+    """
+
+    env: Any = eqx.field(static=True)
+    env_name: str = eqx.field(static=True)
+    backend: str = eqx.field(static=True)
+    max_steps: int = eqx.field(static=True)
+    obs_shape: tuple[int, ...] = eqx.field(static=True)
+    action_shape: tuple[int, ...] = eqx.field(static=True)
+
+    def __init__(
+        self, env_name: str, backend: str = "mjx", max_steps: int = 1000, **env_kwargs: Any
+    ):
+        envs = _import_brax_envs()
+        if not isinstance(env_name, str):
+            raise TypeError(
+                f"env_name must be the name of a Brax environment (str), got "
+                f"{type(env_name).__name__}"
+            )
+        _check_env_name(env_name, registered_envs())
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        check_positive_int("max_steps", max_steps)
+        try:
+            env = envs.create(
+                env_name,
+                episode_length=max_steps,
+                auto_reset=False,
+                backend=backend,
+                **env_kwargs,
+            )
+        except (TypeError, ValueError) as error:  # e.g. an unknown keyword, or a backend
+            kind = TypeError if isinstance(error, TypeError) else ValueError  # the env lacks
+            raise kind(  # (swimmer has no spring backend)
+                f"Brax could not create {env_name!r} with backend={backend!r} and env_kwargs "
+                f"{sorted(env_kwargs)}: {error}"
+            ) from error
+        self.env = env
+        self.env_name = env_name
+        self.backend = backend
+        self.max_steps = max_steps
+        with jax.numpy_rank_promotion("allow"):
+            state = jax.eval_shape(env.reset, jax.random.key(0))
+        self.obs_shape = (sum(math.prod(leaf.shape) for leaf in jax.tree.leaves(state.obs)),)
+        self.action_shape = (int(env.action_size),)
+
+    def __check_init__(self):
+        check_positive_int("max_steps", self.max_steps)
+
+    def reset(self, key: PRNGKey) -> BraxTaskState:
+        with jax.numpy_rank_promotion("allow"):  # Brax relies on implicit rank promotion
+            env_state = self.env.reset(key)
+        return BraxTaskState(obs=flatten_obs(env_state.obs), env_state=env_state)
+
+    def step(
+        self, state: BraxTaskState, action: Float[Array, " action_dim"], key: PRNGKey
+    ) -> tuple[BraxTaskState, Reward, Done]:
+        del key  # Brax's dynamics are deterministic
+        self.check_action(action)
+        with jax.numpy_rank_promotion("allow"):
+            env_state = self.env.step(state.env_state, jnp.asarray(action, jnp.float32))
+        new_state = BraxTaskState(obs=flatten_obs(env_state.obs), env_state=env_state)
+        reward = jnp.asarray(env_state.reward, jnp.float32).reshape(())
+        return new_state, reward, jnp.asarray(env_state.done).reshape(()) != 0
+
+    @property
+    def sys(self) -> Any:
+        """Brax's ``System`` (the physics model) of the environment."""
+        return self.env.sys
+
+    def render(self, state: BraxTaskState, height: int = 240, width: int = 320) -> np.ndarray:
+        """Draw one (unbatched) state with MuJoCo's renderer as ``uint8[height, width, 3]``.
+
+        The picture is the one ``brax.io.image.render_array`` draws (the model's default free
+        camera). It needs an OpenGL context: on a machine without a display set
+        ``MUJOCO_GL=egl`` (or ``osmesa``) before Brax is first imported; without one this
+        raises ``NotImplementedError`` (use :meth:`render_html` instead).
+        """
+        mujoco = _import_mujoco()
+        check_positive_int("height", height)
+        check_positive_int("width", width)
+        pipeline_state = jax.device_get(state.env_state.pipeline_state)
+        model = self.sys.mj_model
+        renderer = _renderer(self.env, height, width)
+        data = mujoco.MjData(model)
+        data.qpos, data.qvel = np.asarray(pipeline_state.q), np.asarray(pipeline_state.qd)
+        mujoco.mj_forward(model, data)
+        renderer.update_scene(data, camera=-1)
+        return np.asarray(renderer.render(), dtype=np.uint8)
+
+    def render_html(self, states: Sequence[BraxTaskState] | BraxTaskState) -> str:
+        """Brax's interactive 3-D viewer (``brax.io.html.render``) of an episode as one HTML page.
+
+        Args:
+            states: the episode's (unbatched) states in order, as a list, or stacked on a
+                leading time axis (as :func:`evolax.render.episode_states` returns them).
+
+        Returns:
+            The page; it loads the viewer's JavaScript (three.js and Brax's viewer) from
+            public CDNs when opened.
+        """
+        from brax.io import html
+
+        states = jax.device_get(states)
+        if isinstance(states, BraxTaskState):
+            n_states = int(np.shape(states.obs)[0])
+            states = [jax.tree.map(lambda x, i=i: x[i], states) for i in range(n_states)]
+        if len(states) == 0:
+            raise ValueError("states must hold at least one state")
+        pipeline_states = [state.env_state.pipeline_state for state in states]
+        return html.render(self.sys, pipeline_states, height="100vh", colab=False)
+
+
+def _import_mujoco() -> Any:
+    """MuJoCo (installed with Brax), imported by name: it ships no type information."""
+    return importlib.import_module("mujoco")
+
+
+@functools.lru_cache(maxsize=4)
+def _renderer(env: Any, height: int, width: int) -> Any:
+    """A MuJoCo renderer for ``env``'s model, kept for the next frames of the same size."""
+    mujoco = _import_mujoco()
+    try:
+        return mujoco.Renderer(env.sys.mj_model, height=height, width=width)
+    except Exception as error:  # mujoco raises several types when OpenGL is missing
+        raise NotImplementedError(
+            f"MuJoCo could not open an OpenGL context to draw Brax frames ({error}); on a "
+            "machine without a display set MUJOCO_GL=egl (or osmesa) before importing brax, "
+            "or write Brax's HTML viewer instead (Brax.render_html, or a .html path for "
+            "evolax.render.render_episode / `evolax render --out episode.html`)"
+        ) from error
+
+
+def _check_env_name(name: str, registered: list[str]) -> None:
+    """Raise a ``ValueError`` listing the registered names unless ``name`` is one."""
+    if name in registered:
+        return
+    close = difflib.get_close_matches(name, registered, n=3)
+    hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
+    raise ValueError(
+        f"env_name {name!r} is not a registered Brax environment; {hint}available: "
+        f"{', '.join(map(repr, registered))}"
+    )
