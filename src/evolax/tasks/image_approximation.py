@@ -121,6 +121,52 @@ def load_target(
     return pixels.astype(np.float32)
 
 
+def check_painting_options(
+    n_triangles: int, alpha_scale: float, background: object, squash: str
+) -> np.ndarray:
+    """Check the options of a triangle painting (shared by the painting tasks) and return the
+    background as a float64 RGB colour; raise a ``ValueError`` naming the bad argument."""
+    check_positive_int("n_triangles", n_triangles)
+    if isinstance(alpha_scale, bool) or not isinstance(alpha_scale, (int, float)):
+        raise ValueError(f"alpha_scale must be a number in (0, 1], got {alpha_scale!r}")
+    if not 0 < alpha_scale <= 1:
+        raise ValueError(f"alpha_scale must be in (0, 1], got {alpha_scale}")
+    try:
+        color = np.asarray(background, dtype=np.float64)
+    except (TypeError, ValueError):
+        color = np.full(1, np.nan)
+    if color.shape != (3,) or not np.all((color >= 0) & (color <= 1)):
+        raise ValueError(
+            f"background must be an RGB colour, three numbers in [0, 1], got {background!r}"
+        )
+    if squash not in SQUASHES:
+        raise ValueError(f"squash must be one of {SQUASHES}, got {squash!r}")
+    if squash == "minmax" and n_triangles < 2:
+        raise ValueError(
+            "squash='minmax' normalises over the triangles and needs n_triangles >= 2, got "
+            f"{n_triangles}; use squash='clip' for one triangle"
+        )
+    return color
+
+
+def decode_triangles(
+    action: Float[Array, "n 10"], height: int, width: int, squash: str, alpha_scale: float
+) -> tuple[Float[Array, "n 3 2"], Float[Array, "n 3"], Float[Array, " n"]]:
+    """The triangles a genome ``f32[n, 10]`` stands for (see :class:`ImageApproximation`):
+    corners in pixels ``f32[n, 3, 2]`` (``(x, y)``), colours ``f32[n, 3]`` and opacities
+    ``f32[n]``."""
+    action = action.astype(jnp.float32)
+    if squash == "minmax":
+        low = jnp.min(action, axis=0, keepdims=True)
+        spread = jnp.max(action, axis=0, keepdims=True) - low
+        unit = (action - low) / jnp.where(spread > 0, spread, 1.0)
+    else:
+        unit = jnp.clip(action, 0.0, 1.0)
+    scale = jnp.array([[[width, height]]], jnp.float32)
+    vertices = unit[:, :6].reshape(action.shape[0], 3, 2) * scale
+    return vertices, unit[:, 6:9], unit[:, 9] * alpha_scale
+
+
 @chex.dataclass(frozen=True)
 class ImageApproximationState:
     """The canvas.
@@ -199,28 +245,9 @@ class ImageApproximation(Task):
         loss: Literal["l2", "l1"] = "l2",
         squash: Literal["minmax", "clip"] = "minmax",
     ):
-        check_positive_int("n_triangles", n_triangles)
-        if isinstance(alpha_scale, bool) or not isinstance(alpha_scale, (int, float)):
-            raise ValueError(f"alpha_scale must be a number in (0, 1], got {alpha_scale!r}")
-        if not 0 < alpha_scale <= 1:
-            raise ValueError(f"alpha_scale must be in (0, 1], got {alpha_scale}")
-        try:
-            color = np.asarray(background, dtype=np.float64)
-        except (TypeError, ValueError):
-            color = np.full(1, np.nan)
-        if color.shape != (3,) or not np.all((color >= 0) & (color <= 1)):
-            raise ValueError(
-                f"background must be an RGB colour, three numbers in [0, 1], got {background!r}"
-            )
+        color = check_painting_options(n_triangles, alpha_scale, background, squash)
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-        if squash not in SQUASHES:
-            raise ValueError(f"squash must be one of {SQUASHES}, got {squash!r}")
-        if squash == "minmax" and n_triangles < 2:
-            raise ValueError(
-                "squash='minmax' normalises over the triangles and needs n_triangles >= 2, got "
-                f"{n_triangles}; use squash='clip' for one triangle"
-            )
         self.target = jnp.asarray(load_target(target, size), jnp.float32)
         self.background = jnp.asarray(color, jnp.float32)
         self.alpha_scale = float(alpha_scale)
@@ -247,16 +274,7 @@ class ImageApproximation(Task):
         """The triangles a genome stands for: corners in pixels ``f32[n, 3, 2]`` (``(x, y)``),
         colours ``f32[n, 3]`` and opacities ``f32[n]``."""
         self.check_action(action)
-        action = action.astype(jnp.float32)
-        if self.squash == "minmax":
-            low = jnp.min(action, axis=0, keepdims=True)
-            spread = jnp.max(action, axis=0, keepdims=True) - low
-            unit = (action - low) / jnp.where(spread > 0, spread, 1.0)
-        else:
-            unit = jnp.clip(action, 0.0, 1.0)
-        scale = jnp.array([[[self.width, self.height]]], jnp.float32)
-        vertices = unit[:, :6].reshape(self.n_triangles, 3, 2) * scale
-        return vertices, unit[:, 6:9], unit[:, 9] * self.alpha_scale
+        return decode_triangles(action, self.height, self.width, self.squash, self.alpha_scale)
 
     def _paint_planes(self, action: Float[Array, "n 10"]) -> Float[Array, "3 h w"]:
         vertices, colors, alphas = self.decode(action)
