@@ -72,6 +72,8 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--n-triangles", {"type": _positive_int, "help": "image_approximation: triangles"}),
     ("--canvas-size", {"type": _sizes, "help": "image_approximation: height,width"}),
     ("--target", {"help": "image_approximation: target image file (default: a photograph)"}),
+    ("--brax-env", {"help": "brax: environment name (ant, halfcheetah, humanoid, ...)"}),
+    ("--brax-backend", {"help": "brax: physics backend (mjx, generalized, positional, spring)"}),
     ("--n-agents", {"type": _positive_int, "help": "waterworld_ma: agents per pool"}),
     ("--n-repeats", {"type": _positive_int, "help": "episodes per individual"}),
     ("--pop-chunk", {"type": _positive_int, "help": "evaluate this many individuals at a time"}),
@@ -302,7 +304,8 @@ def _render(args: argparse.Namespace) -> int:
         return _fail("render", error)
     task = trainer.evaluation_task
     # one-step (supervised) tasks are drawn as a still of the predictions
-    out = args.out or args.run_dir / ("episode.gif" if task.max_steps > 1 else "predictions.png")
+    default = "episode.html" if hasattr(task, "render_html") else "episode.gif"
+    out = args.out or args.run_dir / (default if task.max_steps > 1 else "predictions.png")
     params, stats = trainer.solution(state)
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
     try:

@@ -69,6 +69,8 @@ DEFAULTS: dict[str, Any] = {
     "canvas_size": [200, 200],
     "target": None,
     "n_agents": 16,
+    "brax_env": "ant",
+    "brax_backend": "mjx",
     "n_repeats": 16,
     "pop_chunk": None,
     "cpu_devices": None,
@@ -165,7 +167,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "checkpoint_interval": 1000,
         "seed": 0,
     },
-    # EvoJAX examples/train_waterworld.py: an MLP with one hidden layer of 100 and a softmax
+    # EvoJAX scripts/benchmarks/configs/PGPE/waterworld.yaml (and examples/train_waterworld.py):
+    # an MLP with one hidden layer of 100 and a softmax
     # over the four thrusts (here: linear logits the task samples from), 500-step episodes
     "waterworld": {
         "task": "waterworld",
@@ -178,14 +181,15 @@ PRESETS: dict[str, dict[str, Any]] = {
         "std_lr": 0.088,
         "init_std": 0.069,
         "n_repeats": 32,
-        "generations": 500,
+        "generations": 1000,  # EvoJAX's benchmark config (its example script: 500)
         "test_interval": 50,
         "test_episodes": 100,
         "log_interval": 10,
         "checkpoint_interval": 50,
         "seed": 42,
     },
-    # EvoJAX examples/train_waterworld_ma.py: the population is the 16 agents of one pool
+    # EvoJAX scripts/benchmarks/configs/PGPE/waterworld_ma.yaml: the population is the 16
+    # agents of one pool
     "waterworld_ma": {
         "task": "waterworld_ma",
         "n_agents": 16,
@@ -198,10 +202,32 @@ PRESETS: dict[str, dict[str, Any]] = {
         "std_lr": 0.054,
         "init_std": 0.095,
         "n_repeats": 64,
-        "generations": 1000,
+        "generations": 2000,
         "test_interval": 100,
-        "test_episodes": 100,
+        "test_episodes": 16,
         "log_interval": 10,
+        "checkpoint_interval": 100,
+        "seed": 42,
+    },
+    # EvoJAX scripts/benchmarks/configs/PGPE/brax_ant.yaml, with the MLP its problems.py builds
+    # (4 x 32, tanh); 1024 x 16 episodes of 1000 steps a generation: accelerator work
+    "ant": {
+        "task": "brax",
+        "brax_env": "ant",
+        "brax_backend": "mjx",
+        "max_steps": 1000,
+        "hidden_sizes": [32, 32, 32, 32],
+        "pop_size": 1024,
+        "optimizer": "adam",
+        "center_lr": 0.01,
+        "std_lr": 0.07,
+        "init_std": 0.04,
+        "n_repeats": 16,
+        "normalize_obs": True,
+        "generations": 300,
+        "test_interval": 100,
+        "test_episodes": 128,
+        "log_interval": 20,
         "checkpoint_interval": 100,
         "seed": 42,
     },
@@ -216,6 +242,7 @@ DEFAULT_PRESET = {
     "image_approximation": "image_approximation",
     "waterworld": "waterworld",
     "waterworld_ma": "waterworld_ma",
+    "brax": "ant",
 }
 """The preset a bare ``evolax train TASK`` starts from."""
 
@@ -294,6 +321,13 @@ def _waterworld_ma(config: dict[str, Any], test: bool) -> Task:
     return MultiAgentWaterWorld(n_agents=config["n_agents"], max_steps=config["max_steps"])
 
 
+def _brax(config: dict[str, Any], test: bool) -> Task:
+    del test  # the same environment; tests use held-out seeds
+    from evolax.tasks.brax import Brax  # the optional extra evolax[brax], imported when used
+
+    return Brax(config["brax_env"], backend=config["brax_backend"], max_steps=config["max_steps"])
+
+
 TASKS: dict[str, Callable[[dict[str, Any], bool], Task]] = {
     "cartpole": _cartpole,
     "mnist": _mnist,
@@ -301,6 +335,7 @@ TASKS: dict[str, Callable[[dict[str, Any], bool], Task]] = {
     "image_approximation": _image_approximation,
     "waterworld": _waterworld,
     "waterworld_ma": _waterworld_ma,
+    "brax": _brax,
 }
 
 OPTIMIZERS: dict[str, Callable[[float, float | None], optax.GradientTransformation]] = {

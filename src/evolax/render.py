@@ -1,4 +1,5 @@
-"""Pictures of a training run: episodes (GIFs, or stills of one-step tasks) and learning curves.
+"""Pictures of a training run: episodes (GIFs, HTML viewers, or stills of one-step tasks) and
+learning curves.
 
 Everything here runs on the host. Pillow and matplotlib are imported when first needed.
 """
@@ -20,8 +21,9 @@ from jaxtyping import Array, Float, Int
 
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
+from evolax.policies.team import Team
 from evolax.rollout import episode_keys, step_keys
-from evolax.tasks.base import Task
+from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Params, PRNGKey
 from evolax.validation import check_positive_int
 
@@ -77,9 +79,14 @@ def episode_states(
 
     Returns:
         ``(states, rewards, length)``: the task states stacked on a leading axis of
-        ``max_steps + 1`` (the initial state first), ``f32[max_steps]`` rewards, and the number
+        ``max_steps + 1`` (the initial state first), ``f32[max_steps]`` rewards (on a
+        :class:`~evolax.tasks.MultiAgentTask`, where every agent plays ``params``,
+        ``f32[max_steps, n_agents]``), and the number
         of steps until the first ``done`` inclusive (``max_steps`` if none), ``i32[]``.
     """
+    if isinstance(task, MultiAgentTask):  # every agent plays `params`
+        policy = Team(policy, task.n_agents)
+        params = jax.tree.map(lambda x: jnp.broadcast_to(x, (task.n_agents, *x.shape)), params)
     return _episode(policy, task, params, key, obs_stats)
 
 
@@ -171,20 +178,38 @@ def render_episode(
     """Draw one episode (see :func:`episode_states`) with ``task.render``.
 
     A ``.png`` path gets the episode's last state as a still (what a one-step task such as
-    MNIST is rendered as: the batch with the policy's predictions); any other path a GIF of
-    the states ``0, every, 2 * every, ...`` and always the last one (index ``length``).
+    MNIST is rendered as: the batch with the policy's predictions); a ``.html`` path the
+    page ``task.render_html(states)`` returns for every state ``0 .. length`` (an interactive
+    viewer: :class:`~evolax.tasks.brax.Brax` writes Brax's); any other path a GIF of the states
+    ``0, every, 2 * every, ...`` and always the last one (index ``length``).
 
     Returns:
-        ``(n_frames, episode_return)``.
+        ``(n_frames, episode_return)``; for a ``.html`` page ``n_frames`` is ``length + 1``.
+
+    Raises:
+        NotImplementedError: if the task has no ``render`` (or, for ``.html``, no
+            ``render_html``).
     """
     from PIL import Image
 
     check_positive_int("every", every)
     check_positive_int("fps", fps)
+    suffix = Path(path).suffix.lower()
+    render_html = getattr(task, "render_html", None)
+    if suffix == ".html" and render_html is None:
+        raise NotImplementedError(
+            f"{type(task).__name__} has no HTML viewer (render_html); write a .gif or .png"
+        )
     states, rewards, length = jax.device_get(episode_states(policy, task, params, key, obs_stats))
     length = int(length)
-    episode_return = float(np.sum(np.asarray(rewards)[:length], dtype=np.float64))
-    indices = [length] if Path(path).suffix.lower() == ".png" else range(0, length + 1, every)
+    # the agents' mean on a multi-agent task
+    episode_return = float(np.mean(np.sum(np.asarray(rewards)[:length], axis=0, dtype=np.float64)))
+    if suffix == ".html":
+        episode = [jax.tree.map(operator.itemgetter(i), states) for i in range(length + 1)]
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(render_html(episode), encoding="utf-8")  # type: ignore[misc]
+        return len(episode), episode_return
+    indices = [length] if suffix == ".png" else range(0, length + 1, every)
     if indices[-1] != length:
         indices = [*indices, length]
     frames = [task.render(jax.tree.map(operator.itemgetter(i), states)) for i in indices]

@@ -1,7 +1,9 @@
 """Tasks (one environment each; evolax batches them)."""
 
 from evolax.tasks.base import MultiAgentTask, Task
+from evolax.tasks.brax import Brax, BraxTaskState
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
+from evolax.tasks.clip import CLIPScorer
 from evolax.tasks.evojax import EvoJAXTask
 from evolax.tasks.gymnax import GymnaxTask, GymnaxTaskState
 from evolax.tasks.image_approximation import (
@@ -12,9 +14,13 @@ from evolax.tasks.image_approximation import (
 from evolax.tasks.mnist import MNIST, MnistState
 from evolax.tasks.multi_agent_waterworld import MultiAgentWaterWorld
 from evolax.tasks.seq2seq import Seq2SeqAddition, Seq2SeqState
+from evolax.tasks.text_painting import TextGuidedPainting, TextGuidedPaintingState
 from evolax.tasks.waterworld import WaterWorld, WaterWorldState
 
 __all__ = [
+    "Brax",
+    "BraxTaskState",
+    "CLIPScorer",
     "MNIST",
     "CartPoleState",
     "CartPoleSwingUp",
@@ -29,6 +35,8 @@ __all__ = [
     "Seq2SeqAddition",
     "Seq2SeqState",
     "Task",
+    "TextGuidedPainting",
+    "TextGuidedPaintingState",
     "WaterWorld",
     "WaterWorldState",
     "load_target",
