@@ -113,3 +113,14 @@ def test_trainer_learns_and_tests_the_best_in_every_agent():
     assert centre > 2.0
     returns = trainer.test(state, jax.random.PRNGKey(1), n_episodes=3)
     np.testing.assert_allclose(returns, 5 * centre, rtol=1e-5)
+
+
+def test_rendered_episode_plays_the_solution_in_every_agent():
+    from evolax.render import episode_states
+
+    states, rewards, length = episode_states(
+        Direct(), Echo(), jnp.array([1.5]), jax.random.PRNGKey(0)
+    )
+    assert rewards.shape == (5, 4) and int(length) == 5
+    np.testing.assert_array_equal(rewards, 1.5)
+    assert states.obs.shape == (6, 4, 2)
