@@ -46,7 +46,7 @@ ITEM_DISC = 200.0
 """Items start uniformly (in radius and angle) within this distance of the centre."""
 
 
-def _polar_position(key: PRNGKey, radius: Float[Array, ""]) -> Float[Array, "2"]:
+def _polar_position(key: PRNGKey, radius: Float[Array, ""] | float) -> Float[Array, "2"]:
     """``radius`` from the centre at an angle uniform in ``[0, 2 pi)`` (EvoJAX's draw)."""
     theta = jax.random.uniform(jax.random.split(key, 4)[1], (), minval=0.0, maxval=2 * jnp.pi)
     centre = SCREEN_SIZE // 2
