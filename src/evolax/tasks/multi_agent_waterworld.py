@@ -28,6 +28,7 @@ from evolax.tasks.waterworld import (
     N_SENSORS,
     SCREEN_SIZE,
     WaterWorldState,
+    check_pool,
     draw_pool,
     item_distances,
     item_kind_and_velocity,
@@ -84,12 +85,7 @@ class MultiAgentWaterWorld(MultiAgentTask):
 
     def __check_init__(self):
         check_positive_int("n_agents", self.n_agents)
-        check_positive_int("n_items", self.n_items)
-        check_positive_int("max_steps", self.max_steps)
-        for name in ("radius", "max_range"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and 0 < value < SCREEN_SIZE / 2):
-                raise ValueError(f"{name} must be a number in (0, {SCREEN_SIZE // 2}), got {value}")
+        check_pool(self)
 
     def observe_one(
         self,

@@ -196,6 +196,17 @@ def item_kind_and_velocity(key: PRNGKey) -> tuple[Bool[Array, ""], Float[Array, 
     return food, jax.random.uniform(k_vel, (2,), minval=-ITEM_SPEED, maxval=ITEM_SPEED)
 
 
+def check_pool(task) -> None:
+    """Validate the sizes a WaterWorld task shares with the multi-agent one (a ``ValueError``
+    naming the field)."""
+    check_positive_int("n_items", task.n_items)
+    check_positive_int("max_steps", task.max_steps)
+    for name in ("radius", "max_range"):
+        value = getattr(task, name)
+        if not (isinstance(value, (int, float)) and 0 < value < SCREEN_SIZE / 2):
+            raise ValueError(f"{name} must be a number in (0, {SCREEN_SIZE // 2}), got {value}")
+
+
 def draw_pool(
     agent_pos: np.ndarray,
     agent_obs: np.ndarray,
@@ -254,12 +265,7 @@ class WaterWorld(Task):
     action_shape: tuple[int, ...] = eqx.field(static=True, default=(N_ACTIONS,))
 
     def __check_init__(self):
-        check_positive_int("n_items", self.n_items)
-        check_positive_int("max_steps", self.max_steps)
-        for name in ("radius", "max_range"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and 0 < value < SCREEN_SIZE / 2):
-                raise ValueError(f"{name} must be a number in (0, {SCREEN_SIZE // 2}), got {value}")
+        check_pool(self)
 
     def observe(
         self,
