@@ -2,6 +2,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from evolax import ObsStats
+from evolax.normalize import shifted_sums
 
 
 def test_merging_batches_equals_statistics_of_all():
@@ -25,3 +26,14 @@ def test_empty_stats_are_identity_and_clip():
     empty = stats.merge(jnp.float32(0), jnp.zeros(2), jnp.zeros(2), jnp.ones(2))
     np.testing.assert_allclose(empty.mean, 0.0)
     assert float(empty.count) == 0
+
+
+def test_masked_sums_ignore_non_finite_observations_outside_the_mask():
+    # an ended episode's physics state may hold inf or NaN; it must not reach the statistics
+    obs = jnp.array([[[1.0, 2.0], [jnp.nan, jnp.inf]], [[3.0, -1.0], [5.0, 0.0]]])
+    mask = jnp.array([[True, False], [True, True]])
+    count, total, squares = shifted_sums(obs, mask, jnp.array([1.0, 0.0]))
+    kept = np.array([[0.0, 2.0], [2.0, -1.0], [4.0, 0.0]])  # kept observations less the pivot
+    assert float(count) == 3
+    np.testing.assert_allclose(total, kept.sum(0))
+    np.testing.assert_allclose(squares, (kept**2).sum(0))

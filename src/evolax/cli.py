@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -221,10 +222,11 @@ def _train(args: argparse.Namespace) -> int:
         distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
         from evolax.tasks import MultiAgentTask
 
-        task = TASKS[config["task"]](config, False)
+        trainer = build_trainer(config)
+        task = trainer.task
         group = task.n_agents if isinstance(task, MultiAgentTask) else 1
         mesh = _mesh(args.devices, config["pop_size"], group)
-        trainer = build_trainer(config, mesh)
+        trainer = dataclasses.replace(trainer, mesh=mesh)  # checked again, tasks not rebuilt
     except ValueError as error:
         return _fail("train", error)
     config["devices"] = mesh.size

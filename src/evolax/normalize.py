@@ -73,8 +73,9 @@ def shifted_sums(
     result feeds :meth:`ObsStats.merge`.
     """
     axes = tuple(range(mask.ndim))
-    weight = mask.reshape(mask.shape + (1,) * (obs.ndim - mask.ndim)).astype(obs.dtype)
-    centred = obs - jnp.broadcast_to(pivot, obs.shape)
-    deviation = centred * jnp.broadcast_to(weight, obs.shape)
+    keep = jnp.broadcast_to(mask.reshape(mask.shape + (1,) * (obs.ndim - mask.ndim)), obs.shape)
+    # `where`, not a product with the mask: an observation outside it may be inf or NaN (e.g.
+    # a physics state after its episode ended), and 0 * NaN would poison the sums
+    centred = jnp.where(keep, obs - jnp.broadcast_to(pivot, obs.shape), 0.0)
     count = jnp.sum(mask).astype(obs.dtype)
-    return count, jnp.sum(deviation, axis=axes), jnp.sum(deviation * centred, axis=axes)
+    return count, jnp.sum(centred, axis=axes), jnp.sum(centred * centred, axis=axes)

@@ -21,7 +21,7 @@ from jaxtyping import Array, Float, Int
 
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
-from evolax.policies.team import Team
+from evolax.policies.team import Team, replicate
 from evolax.rollout import episode_keys, step_keys
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Params, PRNGKey
@@ -86,7 +86,7 @@ def episode_states(
     """
     if isinstance(task, MultiAgentTask):  # every agent plays `params`
         policy = Team(policy, task.n_agents)
-        params = jax.tree.map(lambda x: jnp.broadcast_to(x, (task.n_agents, *x.shape)), params)
+        params = replicate(params, task.n_agents)
     return _episode(policy, task, params, key, obs_stats)
 
 

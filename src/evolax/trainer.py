@@ -16,6 +16,7 @@ from jaxtyping import Array, Float, Int
 from evolax.algorithms.base import Algorithm
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
+from evolax.policies.team import replicate
 from evolax.rollout import EvalInfo, evaluate
 from evolax.sharding import POP_AXIS, check_divisible
 from evolax.tasks.base import MultiAgentTask, Task
@@ -186,7 +187,7 @@ class Trainer(eqx.Module):
         best, stats = self.solution(state)
         task = self.evaluation_task
         copies = task.n_agents if isinstance(task, MultiAgentTask) else 1
-        population = jax.tree.map(lambda x: jnp.broadcast_to(x, (copies, *x.shape)), best)
+        population = replicate(best, copies)
         _, info = evaluate(
             self.policy,
             task,

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from evolax.policies.base import Policy
 from evolax.types import Params, PRNGKey
 from evolax.validation import check_positive_int
+
+
+def replicate(params: Params, n: int) -> Params:
+    """``n`` copies of one genome stacked on a leading axis: a team (or a population) in which
+    every agent plays ``params``."""
+    return jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *x.shape)), params)
 
 
 class Team(Policy):

@@ -181,7 +181,36 @@ class ImageApproximationState:
     canvas: Float[Array, "h w 3"]
 
 
-class ImageApproximation(Task):
+class TrianglePainting(Task):
+    """A one-step task whose genome ``f32[n_triangles, 10]`` paints triangles on a canvas of
+    ``height x width`` pixels (the decoding and painting :class:`ImageApproximation` describes);
+    subclasses score the painting."""
+
+    background: eqx.AbstractVar[Float[Array, "3"]]
+    alpha_scale: eqx.AbstractVar[float]
+    squash: eqx.AbstractVar[str]
+    height: eqx.AbstractVar[int]
+    width: eqx.AbstractVar[int]
+
+    def decode(
+        self, action: Float[Array, "n 10"]
+    ) -> tuple[Float[Array, "n 3 2"], Float[Array, "n 3"], Float[Array, " n"]]:
+        """The triangles a genome stands for: corners in pixels ``f32[n, 3, 2]`` (``(x, y)``),
+        colours ``f32[n, 3]`` and opacities ``f32[n]``."""
+        self.check_action(action)
+        return decode_triangles(action, self.height, self.width, self.squash, self.alpha_scale)
+
+    def paint_planes(self, action: Float[Array, "n 10"]) -> Float[Array, "3 h w"]:
+        """The painting of one genome, channels first: ``f32[3, height, width]`` in ``[0, 1]``."""
+        vertices, colors, alphas = self.decode(action)
+        return composite_planes(vertices, colors, alphas, self.background, self.height, self.width)
+
+    def paint(self, action: Float[Array, "n 10"]) -> Float[Array, "h w 3"]:
+        """The painting of one genome, ``f32[height, width, 3]`` in ``[0, 1]``."""
+        return jnp.moveaxis(self.paint_planes(action), 0, -1)
+
+
+class ImageApproximation(TrianglePainting):
     """Approximate a target image with ``n_triangles`` semi-transparent triangles.
 
     A one-step task for direct encoding (use :class:`~evolax.policies.direct.Direct`): the
@@ -229,6 +258,8 @@ class ImageApproximation(Task):
     background: Float[Array, "3"]
     alpha_scale: float
     n_triangles: int = eqx.field(static=True)
+    height: int = eqx.field(static=True)
+    width: int = eqx.field(static=True)
     loss: str = eqx.field(static=True)
     squash: str = eqx.field(static=True)
     max_steps: int = eqx.field(static=True)
@@ -249,6 +280,7 @@ class ImageApproximation(Task):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
         self.target = jnp.asarray(load_target(target, size), jnp.float32)
+        self.height, self.width = self.target.shape[:2]
         self.background = jnp.asarray(color, jnp.float32)
         self.alpha_scale = float(alpha_scale)
         self.n_triangles = n_triangles
@@ -257,32 +289,6 @@ class ImageApproximation(Task):
         self.max_steps = 1
         self.obs_shape = (1,)
         self.action_shape = (n_triangles, PARAMS_PER_TRIANGLE)
-
-    @property
-    def height(self) -> int:
-        """Canvas rows."""
-        return self.target.shape[0]
-
-    @property
-    def width(self) -> int:
-        """Canvas columns."""
-        return self.target.shape[1]
-
-    def decode(
-        self, action: Float[Array, "n 10"]
-    ) -> tuple[Float[Array, "n 3 2"], Float[Array, "n 3"], Float[Array, " n"]]:
-        """The triangles a genome stands for: corners in pixels ``f32[n, 3, 2]`` (``(x, y)``),
-        colours ``f32[n, 3]`` and opacities ``f32[n]``."""
-        self.check_action(action)
-        return decode_triangles(action, self.height, self.width, self.squash, self.alpha_scale)
-
-    def _paint_planes(self, action: Float[Array, "n 10"]) -> Float[Array, "3 h w"]:
-        vertices, colors, alphas = self.decode(action)
-        return composite_planes(vertices, colors, alphas, self.background, self.height, self.width)
-
-    def paint(self, action: Float[Array, "n 10"]) -> Float[Array, "h w 3"]:
-        """The painting of one genome, ``f32[height, width, 3]`` in ``[0, 1]``."""
-        return jnp.moveaxis(self._paint_planes(action), 0, -1)
 
     def reset(self, key: PRNGKey) -> ImageApproximationState:
         """An empty canvas (the background colour); the key is not used."""
@@ -295,7 +301,7 @@ class ImageApproximation(Task):
     ) -> tuple[ImageApproximationState, Reward, Done]:
         """Paint ``action``; reward ``-loss`` against the target; always done."""
         del key
-        planes = self._paint_planes(action)
+        planes = self.paint_planes(action)
         diff = planes - jnp.moveaxis(self.target, -1, 0)
         loss = jnp.mean(jnp.square(diff)) if self.loss == "l2" else jnp.mean(jnp.abs(diff))
         canvas = jnp.moveaxis(planes, 0, -1)

@@ -28,14 +28,12 @@ from evolax.tasks.waterworld import (
     N_SENSORS,
     SCREEN_SIZE,
     WaterWorldState,
+    advance_pool,
     check_pool,
     draw_pool,
     item_distances,
     item_kind_and_velocity,
-    move_agent,
-    move_items,
     sensor_ends,
-    touching,
     wall_distances,
 )
 from evolax.types import Done, PRNGKey
@@ -165,30 +163,7 @@ class MultiAgentWaterWorld(MultiAgentTask):
         touches (items still in the pool at the step's start)."""
         self.check_actions(action)
         direction = jax.random.categorical(key, action, axis=-1)
-        agent_pos, agent_vel = move_agent(state.agent_pos, state.agent_vel, direction)
-        item_pos, item_vel = move_items(state.item_pos, state.item_vel)
-        eaten = (
-            jax.vmap(touching, in_axes=(0, None, None))(agent_pos, item_pos, 2 * self.radius)
-            & state.item_valid[None, :]
-        )
-        food = jnp.sum(eaten & state.item_food[None, :], axis=1)
-        poison = jnp.sum(eaten & ~state.item_food[None, :], axis=1)
-        item_valid = state.item_valid & ~jnp.any(eaten, axis=0)
-        steps = state.steps + 1
-        new_state = WaterWorldState(
-            obs=self._observe(
-                agent_pos, agent_vel, item_pos, item_vel, state.item_food, item_valid
-            ),
-            agent_pos=agent_pos,
-            agent_vel=agent_vel,
-            item_pos=item_pos,
-            item_vel=item_vel,
-            item_food=state.item_food,
-            item_valid=item_valid,
-            poison_eaten=state.poison_eaten + poison.astype(jnp.int32),
-            steps=steps,
-        )
-        return new_state, (food - poison).astype(jnp.float32), steps >= self.max_steps
+        return advance_pool(state, direction, self.radius, self.max_steps, self._observe)
 
     def render(self, state: WaterWorldState) -> np.ndarray:
         """The pool, every agent (yellow) with its sensor rays, food (green), poison (red)."""

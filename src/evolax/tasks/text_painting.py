@@ -21,15 +21,13 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from evolax.tasks.base import Task
 from evolax.tasks.image_approximation import (
     DEFAULT_SIZE,
     PARAMS_PER_TRIANGLE,
+    TrianglePainting,
     _check_size,
     check_painting_options,
-    decode_triangles,
 )
-from evolax.tasks.raster import composite_planes
 from evolax.types import Done, PRNGKey, Reward
 
 DEFAULT_CROP_SCALE = (0.7, 0.9)
@@ -81,7 +79,7 @@ class TextGuidedPaintingState:
     score: Float[Array, ""]
 
 
-class TextGuidedPainting(Task):
+class TextGuidedPainting(TrianglePainting):
     """Paint ``n_triangles`` semi-transparent triangles that ``scorer`` rates highly.
 
     A one-step task for direct encoding (use :class:`~evolax.policies.direct.Direct`): the
@@ -181,22 +179,6 @@ class TextGuidedPainting(Task):
         self.max_steps = 1
         self.obs_shape = (1,)
         self.action_shape = (n_triangles, PARAMS_PER_TRIANGLE)
-
-    def decode(
-        self, action: Float[Array, "n 10"]
-    ) -> tuple[Float[Array, "n 3 2"], Float[Array, "n 3"], Float[Array, " n"]]:
-        """The triangles a genome stands for: corners in pixels ``f32[n, 3, 2]`` (``(x, y)``),
-        colours ``f32[n, 3]`` and opacities ``f32[n]``."""
-        self.check_action(action)
-        return decode_triangles(action, self.height, self.width, self.squash, self.alpha_scale)
-
-    def paint(self, action: Float[Array, "n 10"]) -> Float[Array, "h w 3"]:
-        """The painting of one genome, ``f32[height, width, 3]`` in ``[0, 1]``."""
-        vertices, colors, alphas = self.decode(action)
-        planes = composite_planes(
-            vertices, colors, alphas, self.background, self.height, self.width
-        )
-        return jnp.moveaxis(planes, 0, -1)
 
     def crop_boxes(self, key: PRNGKey | None) -> Float[Array, "n_crops 4"]:
         """The step's random crops, one ``(top, left, height, width)`` row each, in pixels

@@ -18,6 +18,8 @@ The ray geometry here is shared with :class:`~evolax.tasks.MultiAgentWaterWorld`
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import chex
 import equinox as eqx
 import jax
@@ -168,13 +170,48 @@ def move_items(
 
 
 def touching(
-    agent_pos: Float[Array, "2"], item_pos: Float[Array, "items 2"], min_dist: float
-) -> Bool[Array, " items"]:
-    """Items whose centre is closer than ``min_dist`` to the agent's."""
-    distance = jnp.sqrt(
-        jnp.square(agent_pos[0] - item_pos[:, 0]) + jnp.square(agent_pos[1] - item_pos[:, 1])
-    )
+    agent_pos: Float[Array, "*agents 2"], item_pos: Float[Array, "items 2"], min_dist: float
+) -> Bool[Array, "*agents items"]:
+    """Items whose centre is closer than ``min_dist`` to each agent's."""
+    lead = (1,) * (agent_pos.ndim - 1)
+    offset = agent_pos[..., None, :] - item_pos.reshape(*lead, *item_pos.shape)
+    distance = jnp.sqrt(jnp.square(offset[..., 0]) + jnp.square(offset[..., 1]))
     return distance < min_dist
+
+
+def advance_pool(
+    state: WaterWorldState,
+    direction: Int[Array, "*agents"],
+    radius: float,
+    max_steps: int,
+    observe: Callable[..., Float[Array, "*agents obs"]],
+) -> tuple[WaterWorldState, Float[Array, "*agents"], Done]:
+    """One step of a pool with one agent (no agent axis) or several (a leading agent axis):
+    thrust every agent in its ``direction``, drift the items, and let each agent eat the items
+    it touches among those still in the pool at the step's start (two agents touching one item
+    both eat it). Returns the next state (``observe`` gives its ``obs``), each agent's food
+    minus poison, and whether ``max_steps`` is reached."""
+    agent_pos, agent_vel = move_agent(state.agent_pos, state.agent_vel, direction)
+    item_pos, item_vel = move_items(state.item_pos, state.item_vel)
+    lead = (1,) * (agent_pos.ndim - 1)
+    item_food = state.item_food.reshape(*lead, -1)
+    eaten = touching(agent_pos, item_pos, 2 * radius) & state.item_valid.reshape(*lead, -1)
+    food = jnp.sum(eaten & item_food, axis=-1)
+    poison = jnp.sum(eaten & ~item_food, axis=-1)
+    item_valid = state.item_valid & ~jnp.any(eaten.reshape(-1, eaten.shape[-1]), axis=0)
+    steps = state.steps + 1
+    new_state = WaterWorldState(
+        obs=observe(agent_pos, agent_vel, item_pos, item_vel, state.item_food, item_valid),
+        agent_pos=agent_pos,
+        agent_vel=agent_vel,
+        item_pos=item_pos,
+        item_vel=item_vel,
+        item_food=state.item_food,
+        item_valid=item_valid,
+        poison_eaten=state.poison_eaten + poison.astype(jnp.int32),
+        steps=steps,
+    )
+    return new_state, (food - poison).astype(jnp.float32), steps >= max_steps
 
 
 def uniform_positions(key: PRNGKey, margin: float) -> Float[Array, "2"]:
@@ -328,25 +365,7 @@ class WaterWorld(Task):
         """Sample a thrust direction, move the agent and the items, eat what it touches."""
         self.check_action(action)
         direction = jax.random.categorical(key, action)
-        agent_pos, agent_vel = move_agent(state.agent_pos, state.agent_vel, direction)
-        item_pos, item_vel = move_items(state.item_pos, state.item_vel)
-        eaten = touching(agent_pos, item_pos, 2 * self.radius) & state.item_valid
-        food = jnp.sum(eaten & state.item_food)
-        poison = jnp.sum(eaten & ~state.item_food)
-        item_valid = state.item_valid & ~eaten
-        steps = state.steps + 1
-        new_state = WaterWorldState(
-            obs=self.observe(agent_pos, agent_vel, item_pos, item_vel, state.item_food, item_valid),
-            agent_pos=agent_pos,
-            agent_vel=agent_vel,
-            item_pos=item_pos,
-            item_vel=item_vel,
-            item_food=state.item_food,
-            item_valid=item_valid,
-            poison_eaten=state.poison_eaten + poison.astype(jnp.int32),
-            steps=steps,
-        )
-        return new_state, (food - poison).astype(jnp.float32), steps >= self.max_steps
+        return advance_pool(state, direction, self.radius, self.max_steps, self.observe)
 
     def render(self, state: WaterWorldState) -> np.ndarray:
         """The pool, the agent (yellow) and its sensor rays, food (green) and poison (red)."""
