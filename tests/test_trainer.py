@@ -102,3 +102,17 @@ def test_bad_n_repeats():
         small_trainer(n_repeats=0)
     with pytest.raises(ValueError, match="n_generations"):
         small_trainer().run(small_trainer().init(jax.random.key(0)), 0)
+
+
+def test_init_scale_scales_the_policy_initialisation(key):
+    start = small_trainer().init(key).algo_state.center
+    zero = small_trainer(init_scale=0.0).init(key).algo_state.center
+    half = small_trainer(init_scale=0.5).init(key).algo_state.center
+    assert any(float(jnp.max(jnp.abs(x))) > 0 for x in jax.tree.leaves(start))
+    leaves = (jax.tree.leaves(start), jax.tree.leaves(zero), jax.tree.leaves(half))
+    for x, z, h in zip(*leaves, strict=True):
+        np.testing.assert_array_equal(z, np.zeros_like(x))
+        np.testing.assert_allclose(h, 0.5 * np.asarray(x), rtol=1e-6)
+    for bad in (-1.0, float("nan"), float("inf"), "0"):
+        with pytest.raises(ValueError, match="init_scale"):
+            small_trainer(init_scale=bad)

@@ -78,6 +78,7 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--n-agents", {"type": _positive_int, "help": "waterworld_ma: agents per pool"}),
     ("--n-repeats", {"type": _positive_int, "help": "episodes per individual"}),
     ("--pop-chunk", {"type": _positive_int, "help": "evaluate this many individuals at a time"}),
+    ("--init-scale", {"type": float, "help": "scale of the initial parameters (0: all zero)"}),
     (
         "--cpu-devices",
         {

@@ -73,6 +73,7 @@ DEFAULTS: dict[str, Any] = {
     "brax_backend": "mjx",
     "n_repeats": 16,
     "pop_chunk": None,
+    "init_scale": 1.0,
     "cpu_devices": None,
     "normalize_obs": False,
     "generations": 1000,
@@ -472,4 +473,5 @@ def build_trainer(config: dict[str, Any], mesh: Mesh | None = None) -> Trainer:
         test_task=TASKS[config["task"]](config, True),
         mesh=mesh,
         pop_chunk=config["pop_chunk"],
+        init_scale=config.get("init_scale", 1.0),  # runs recorded before it existed: 1.0
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, cast
 
 import chex
@@ -60,6 +61,8 @@ class Trainer(eqx.Module):
             each device then evaluates its slice of the population. ``None``: no sharding.
         pop_chunk: evaluate (each device's slice of) the population in groups of this many
             individuals one after another instead of all at once (see :func:`evaluate`).
+        init_scale: the search starts at ``init_scale`` times the policy's initial parameters,
+            ``>= 0``; ``0.0`` starts it at all-zero parameters, as EvoJAX's solvers do.
     """
 
     algorithm: Algorithm
@@ -70,9 +73,12 @@ class Trainer(eqx.Module):
     test_task: Task | None = None
     mesh: Mesh | None = eqx.field(static=True, default=None)
     pop_chunk: int | None = eqx.field(static=True, default=None)
+    init_scale: float = eqx.field(static=True, default=1.0)
 
     def __check_init__(self):
         check_positive_int("n_repeats", self.n_repeats)
+        if not (isinstance(self.init_scale, int | float) and 0 <= self.init_scale < math.inf):
+            raise ValueError(f"init_scale must be a finite number >= 0, got {self.init_scale!r}")
         if self.mesh is not None:
             if POP_AXIS not in self.mesh.axis_names:
                 raise ValueError(f"mesh must have a {POP_AXIS!r} axis, got {self.mesh.axis_names}")
@@ -133,9 +139,11 @@ class Trainer(eqx.Module):
         return sharded(population, key, obs_stats)
 
     def init(self, key: PRNGKey) -> TrainState:
-        """Initial parameters from the policy, the algorithm's state around them."""
+        """Initial parameters from the policy (times ``init_scale``), the algorithm's state
+        around them."""
         key, policy_key, algo_key = jax.random.split(key, 3)
         x0 = self.policy.init(policy_key, self.task.obs_shape, self.task.action_shape)
+        x0 = jax.tree.map(lambda x: x * jnp.asarray(self.init_scale, x.dtype), x0)
         return TrainState(
             algo_state=self.algorithm.init(algo_key, x0),
             obs_stats=ObsStats.zeros(self.task.obs_shape),
