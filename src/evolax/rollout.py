@@ -91,39 +91,58 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
     the descriptors of the states where episodes ended (``()`` if not), of a population."""
     pop_size = population_size(population)
     task_state, policy_state, episode_step_keys = initial
+    obs_rank = len(task.obs_shape)  # the axes before an observation: [repeats] (+ [agents])
+    pivot: PyTree = ()
+    if obs_stats is not None:
+        pivot = obs_stats.pivot(task_state.obs.reshape(-1, *task.obs_shape)[0])
+    # Any: None without descriptors, and then never called
+    describe: Any = jax.vmap(jax.vmap(task.descriptor)) if descriptors else None
 
-    # Inner vmap: repeats sharing one individual's params; outer vmap: the population. The
-    # first step reads the shared initial states (in_axes None over the population), so a
-    # batch of data in the first observation is never copied per individual; after it, every
-    # individual has its own states.
-    act_first = jax.vmap(
-        jax.vmap(policy.apply, in_axes=(None, 0, 0, 0)), in_axes=(0, None, None, None)
-    )
-    step_first = jax.vmap(jax.vmap(task.step), in_axes=(None, 0, None))
+    if task.max_steps == 1:
+        # One step, reading the initial states shared by the population (in_axes None), so a
+        # batch of data in the observation is never copied per individual. Inner vmap: the
+        # repeats sharing one individual's params; outer vmap: the population.
+        act = jax.vmap(
+            jax.vmap(policy.apply, in_axes=(None, 0, 0, 0)), in_axes=(0, None, None, None)
+        )
+        step = jax.vmap(jax.vmap(task.step), in_axes=(None, 0, None))
+        obs = task_state.obs
+        sums: tuple[Array, ...] = ()
+        if obs_stats is not None:
+            count, total, squares = shifted_sums(obs, jnp.ones(obs.shape[:-obs_rank], bool), pivot)
+            sums = (count * pop_size, total * pop_size, squares * pop_size)
+            obs = obs_stats.normalize(obs)
+        policy_keys, task_keys = jax.vmap(step_keys, in_axes=(0, None))(episode_step_keys, 0)
+        action, _ = act(population, obs, policy_state, policy_keys)
+        task_state, reward, _ = step(task_state, action, task_keys)
+        lengths = jnp.ones((pop_size, n_repeats), jnp.int32)
+        desc = describe(task_state) if descriptors else ()
+        return reward.astype(jnp.float32), lengths, sums, pivot, desc
+
+    # Several steps: the initial states are broadcast over the population and every step runs
+    # in the loop, so the policy and the task are traced and compiled once.
     act = jax.vmap(jax.vmap(policy.apply, in_axes=(None, 0, 0, 0)), in_axes=(0, 0, 0, None))
     step = jax.vmap(jax.vmap(task.step), in_axes=(0, 0, None))
 
-    obs = task_state.obs
-    # the axes before one observation: [repeats] (+ [agents]), then [pop] in front after step 1
-    obs_rank = len(task.obs_shape)
-    pivot: PyTree = ()
-    sums: tuple[Array, ...]
-    if obs_stats is not None:
-        pivot = obs_stats.pivot(obs.reshape(-1, *task.obs_shape)[0])
-        count, total, squares = shifted_sums(obs, jnp.ones(obs.shape[:-obs_rank], bool), pivot)
-        sums = (count * pop_size, total * pop_size, squares * pop_size)
-        obs = obs_stats.normalize(obs)
-    else:
-        sums = ()
-    policy_keys, task_keys = jax.vmap(step_keys, in_axes=(0, None))(episode_step_keys, 0)
-    action, policy_state = act_first(population, obs, policy_state, policy_keys)
-    task_state, reward, done = step_first(task_state, action, task_keys)
-    returns = reward.astype(jnp.float32)
-    lengths = jnp.ones((pop_size, n_repeats), jnp.int32)
-    alive = ~done
-    # Any: None without descriptors, and then never called
-    describe: Any = jax.vmap(jax.vmap(task.descriptor)) if descriptors else None
-    desc = describe(task_state) if descriptors else ()
+    def broadcast(tree):
+        return jax.tree.map(lambda x: jnp.broadcast_to(x, (pop_size, *x.shape)), tree)
+
+    def advance(t, task_state, policy_state, obs):
+        policy_keys, task_keys = jax.vmap(step_keys, in_axes=(0, None))(episode_step_keys, t)
+        action, policy_state = act(population, obs, policy_state, policy_keys)
+        return *step(task_state, action, task_keys), policy_state
+
+    task_state, policy_state = broadcast(task_state), broadcast(policy_state)
+    t0 = jnp.zeros([], jnp.int32)
+    reward_spec = jax.eval_shape(advance, t0, task_state, policy_state, task_state.obs)[1]
+    sums = ()
+    if obs_stats is not None:  # count, sum and sum of squares of the observations seen
+        dtype = task_state.obs.dtype
+        sums = (
+            jnp.zeros([], dtype),
+            jnp.zeros(task.obs_shape, dtype),
+            jnp.zeros(task.obs_shape, dtype),
+        )
 
     def body(carry):
         t, task_state, policy_state, returns, lengths, alive, sums, desc = carry
@@ -132,9 +151,7 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
             mask = _expand(alive, obs.shape[:-obs_rank])
             sums = jax.tree.map(jnp.add, sums, shifted_sums(obs, mask, pivot))
             obs = obs_stats.normalize(obs)
-        policy_keys, task_keys = jax.vmap(step_keys, in_axes=(0, None))(episode_step_keys, t)
-        action, policy_state = act(population, obs, policy_state, policy_keys)
-        task_state, reward, done = step(task_state, action, task_keys)
+        task_state, reward, done, policy_state = advance(t, task_state, policy_state, obs)
         returns = returns + jnp.where(_expand(alive, reward.shape), reward, 0.0)
         lengths = lengths + alive
         if descriptors:  # the descriptor of the state each episode ended in
@@ -146,18 +163,17 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
         t, *_, alive, _, _ = carry
         return (t < task.max_steps) & jnp.any(alive)
 
-    if task.max_steps > 1:
-        carry = (
-            jnp.ones([], jnp.int32),
-            task_state,
-            policy_state,
-            returns,
-            lengths,
-            alive,
-            sums,
-            desc,
-        )
-        _, _, _, returns, lengths, _, sums, desc = jax.lax.while_loop(cond, body, carry)
+    carry = (
+        t0,
+        task_state,
+        policy_state,
+        jnp.zeros(reward_spec.shape, jnp.float32),
+        jnp.zeros((pop_size, n_repeats), jnp.int32),
+        jnp.ones((pop_size, n_repeats), bool),
+        sums,
+        describe(task_state) if descriptors else (),
+    )
+    _, _, _, returns, lengths, _, sums, desc = jax.lax.while_loop(cond, body, carry)
     return returns, lengths, sums, pivot, desc
 
 
