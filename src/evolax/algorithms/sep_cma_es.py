@@ -23,10 +23,10 @@ from evolax.algorithms.cma_es import (
     h_sigma_and_paths,
     history_criteria,
     init_history,
-    ranked_weights,
     update_history,
 )
 from evolax.algorithms.noise import gaussian
+from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
 
@@ -119,9 +119,12 @@ class SepCMAES(Algorithm):
         fitness = check_fitness(fitness, self.pop_size)
         mean, unravel = ravel_pytree(state.mean)
         p = self.parameters(mean.shape[0])
-        weights, sorted_fitness = ranked_weights(fitness, p.weights)  # all >= 0
-
-        y = (flatten_population(population) - mean[None]) / state.sigma
+        fitness = sanitize_fitness(fitness)
+        order = jnp.argsort(-fitness, stable=True)
+        sorted_fitness = fitness[order]
+        # only the mu best have (positive) weights: read just their rows
+        weights = jnp.asarray(p.weights[: p.mu], jnp.float32)
+        y = (flatten_population(population)[order[: p.mu]] - mean[None]) / state.sigma
         d = jnp.sqrt(state.cov_diag)
         step = jnp.dot(weights, y, precision=HIGHEST)
         generation = state.generation + 1
