@@ -21,7 +21,7 @@ def _env() -> dict[str, str]:
 def tests(session: nox.Session) -> None:
     """The default test suite (slow tests excluded)."""
     session.install("-e", ".[test]")
-    session.run("pytest", *session.posargs, env=_env())
+    session.run("pytest", "--durations=20", *session.posargs, env=_env())
 
 
 @nox.session
