@@ -11,7 +11,7 @@ from jaxtyping import Array, ArrayLike, Float, Int, PyTree
 
 from evolax.normalize import ObsStats, shifted_sums
 from evolax.policies.base import Policy
-from evolax.policies.team import Team
+from evolax.policies.team import Team, replicate
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Fitness, Population, PRNGKey
 from evolax.validation import check_positive_int, population_size
@@ -124,15 +124,12 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
     act = jax.vmap(jax.vmap(policy.apply, in_axes=(None, 0, 0, 0)), in_axes=(0, 0, 0, None))
     step = jax.vmap(jax.vmap(task.step), in_axes=(0, 0, None))
 
-    def broadcast(tree):
-        return jax.tree.map(lambda x: jnp.broadcast_to(x, (pop_size, *x.shape)), tree)
-
     def advance(t, task_state, policy_state, obs):
         policy_keys, task_keys = jax.vmap(step_keys, in_axes=(0, None))(episode_step_keys, t)
         action, policy_state = act(population, obs, policy_state, policy_keys)
         return *step(task_state, action, task_keys), policy_state
 
-    task_state, policy_state = broadcast(task_state), broadcast(policy_state)
+    task_state, policy_state = replicate(task_state, pop_size), replicate(policy_state, pop_size)
     t0 = jnp.zeros([], jnp.int32)
     reward_spec = jax.eval_shape(advance, t0, task_state, policy_state, task_state.obs)[1]
     sums = ()

@@ -13,8 +13,9 @@ from evolax.validation import check_positive_int
 
 
 def replicate(params: Params, n: int) -> Params:
-    """``n`` copies of one genome stacked on a leading axis: a team (or a population) in which
-    every agent plays ``params``."""
+    """``n`` copies of a pytree stacked on a leading axis (broadcast, not copied in memory): a
+    team (or a population) in which every agent plays the genome ``params``, or states shared
+    by a whole population."""
     return jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *x.shape)), params)
 
 
