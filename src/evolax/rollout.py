@@ -124,14 +124,8 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
     act = jax.vmap(jax.vmap(policy.apply, in_axes=(None, 0, 0, 0)), in_axes=(0, 0, 0, None))
     step = jax.vmap(jax.vmap(task.step), in_axes=(0, 0, None))
 
-    def advance(t, task_state, policy_state, obs):
-        policy_keys, task_keys = jax.vmap(step_keys, in_axes=(0, None))(episode_step_keys, t)
-        action, policy_state = act(population, obs, policy_state, policy_keys)
-        return *step(task_state, action, task_keys), policy_state
-
     task_state, policy_state = replicate(task_state, pop_size), replicate(policy_state, pop_size)
-    t0 = jnp.zeros([], jnp.int32)
-    reward_spec = jax.eval_shape(advance, t0, task_state, policy_state, task_state.obs)[1]
+    agents = (task.n_agents,) if isinstance(task, MultiAgentTask) else ()  # rewards per agent
     sums = ()
     if obs_stats is not None:  # count, sum and sum of squares of the observations seen
         dtype = task_state.obs.dtype
@@ -148,7 +142,9 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
             mask = _expand(alive, obs.shape[:-obs_rank])
             sums = jax.tree.map(jnp.add, sums, shifted_sums(obs, mask, pivot))
             obs = obs_stats.normalize(obs)
-        task_state, reward, done, policy_state = advance(t, task_state, policy_state, obs)
+        policy_keys, task_keys = jax.vmap(step_keys, in_axes=(0, None))(episode_step_keys, t)
+        action, policy_state = act(population, obs, policy_state, policy_keys)
+        task_state, reward, done = step(task_state, action, task_keys)
         returns = returns + jnp.where(_expand(alive, reward.shape), reward, 0.0)
         lengths = lengths + alive
         if descriptors:  # the descriptor of the state each episode ended in
@@ -161,10 +157,10 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
         return (t < task.max_steps) & jnp.any(alive)
 
     carry = (
-        t0,
+        jnp.zeros([], jnp.int32),
         task_state,
         policy_state,
-        jnp.zeros(reward_spec.shape, jnp.float32),
+        jnp.zeros((pop_size, n_repeats, *agents), jnp.float32),
         jnp.zeros((pop_size, n_repeats), jnp.int32),
         jnp.ones((pop_size, n_repeats), bool),
         sums,
