@@ -1,11 +1,15 @@
-"""ClipUp against a direct transcription of Toklu et al. (2020), Algorithm 1."""
+"""ClipUp against a direct transcription of Toklu et al. (2020), Algorithm 1; EvoJAX's Adam
+against jax.example_libraries' Adam called as EvoJAX calls it, and PGPE with it against
+EvoJAX's own PGPE."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
 
-from evolax.optim import clipup
+from evolax.algorithms import PGPE
+from evolax.optim import clipup, evojax_adam
 
 
 def test_matches_paper_recurrence():
@@ -44,3 +48,70 @@ def test_zero_gradient_is_finite():
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         clipup(0.1, **kwargs)
+
+
+def test_evojax_adam_matches_example_libraries_adam_with_evojax_step_index():
+    from jax.example_libraries import optimizers
+
+    init, update, get_params = optimizers.adam(0.006)
+    opt = evojax_adam(0.006)
+    rng = np.random.default_rng(1)
+    x = jnp.asarray(rng.normal(size=6), jnp.float32)
+    reference, params = init(x), {"a": x[:2], "b": x[2:].reshape(2, 2)}
+    state = opt.init(params)
+    for t in range(2100):  # across two advances of the corrections' index
+        g = rng.normal(size=6).astype(np.float32) + 0.2
+        reference = update(t // 1000, jnp.asarray(g), reference)  # EvoJAX's PGPE.tell
+        updates, state = opt.update({"a": g[:2], "b": g[2:].reshape(2, 2)}, state)
+        params = optax.apply_updates(params, updates)
+    got = np.concatenate([params["a"], params["b"].ravel()])
+    assert np.max(np.abs(get_params(reference) - x)) > 0.5  # it did move
+    np.testing.assert_allclose(got, get_params(reference), rtol=1e-4, atol=1e-4)
+
+
+def test_evojax_adam_with_period_one_is_optax_adam():
+    rng = np.random.default_rng(2)
+    a, b = evojax_adam(0.01, correction_period=1), optax.adam(0.01)
+    pa, pb = jnp.zeros(4), jnp.zeros(4)
+    sa, sb = a.init(pa), b.init(pb)
+    for _ in range(50):
+        g = jnp.asarray(rng.normal(size=4), jnp.float32)
+        ua, sa = a.update(g, sa)
+        ub, sb = b.update(g, sb)
+        pa, pb = optax.apply_updates(pa, ua), optax.apply_updates(pb, ub)
+    np.testing.assert_allclose(pa, pb, rtol=1e-5, atol=1e-7)
+
+
+def test_pgpe_with_evojax_adam_follows_evojax_pgpe():
+    from evojax.algo import PGPE as EvoJAXPGPE
+
+    dim, pop, steps = 12, 8, 1100
+    kwargs = {"center_learning_rate": 0.006, "stdev_learning_rate": 0.089, "init_stdev": 0.039}
+    theirs = EvoJAXPGPE(pop_size=pop, param_size=dim, optimizer="adam", seed=0, **kwargs)
+    ours = PGPE(pop_size=pop, optimizer=evojax_adam(0.006), init_std=0.039, std_lr=0.089)
+    state = ours.init(jax.random.key(0), jnp.zeros(dim))
+    target = jnp.linspace(-50.0, 50.0, dim)  # far: neither the centre nor std converges
+    tell = jax.jit(ours.tell)
+    for _ in range(steps):
+        with jax.numpy_rank_promotion("allow"):  # EvoJAX broadcasts implicitly
+            solutions = theirs.ask()  # interleaved: [c + e1, c - e1, c + e2, ...]
+            fitness = -jnp.sum((solutions - target[None]) ** 2, axis=1)
+            theirs.tell(fitness)
+        order = np.r_[0:pop:2, 1:pop:2]  # evolax's layout: [c + e1..n, c - e1..n]
+        state, _ = tell(state, solutions[order], fitness[order])
+    np.testing.assert_allclose(state.center, theirs.best_params, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(state.std, theirs._stdev, rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"b1": 1.0}, "b1"),
+        ({"b2": -0.1}, "b2"),
+        ({"eps": 0.0}, "eps"),
+        ({"correction_period": 0}, "correction_period"),
+    ],
+)
+def test_evojax_adam_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        evojax_adam(0.01, **kwargs)

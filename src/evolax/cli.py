@@ -55,7 +55,13 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--policy", {"choices": sorted(POLICIES), "help": "policy network"}),
     ("--algo", {"choices": sorted(ALGORITHMS), "help": "algorithm"}),
     ("--pop-size", {"type": _positive_int, "help": "population size"}),
-    ("--optimizer", {"choices": sorted(OPTIMIZERS), "help": "centre optimizer"}),
+    (
+        "--optimizer",
+        {
+            "choices": sorted(OPTIMIZERS),
+            "help": "centre optimizer (evojax_adam: EvoJAX's PGPE's Adam)",
+        },
+    ),
     ("--center-lr", {"type": float, "help": "centre learning rate"}),
     ("--std-lr", {"type": float, "help": "standard-deviation learning rate"}),
     ("--init-std", {"type": float, "help": "initial standard deviation"}),

@@ -30,7 +30,7 @@ from evolax.algorithms import (
     SimpleGA,
 )
 from evolax.data import MnistData, load_mnist
-from evolax.optim import clipup
+from evolax.optim import clipup, evojax_adam
 from evolax.policies import MLP, ConvNet, Direct, Policy, Seq2Seq
 from evolax.policies.mlp import OUTPUT_ACTIVATIONS
 from evolax.tasks import (
@@ -343,6 +343,7 @@ OPTIMIZERS: dict[str, Callable[[float, float | None], optax.GradientTransformati
     "adam": lambda lr, max_speed: optax.adam(lr),
     "sgd": lambda lr, max_speed: optax.sgd(lr),
     "clipup": lambda lr, max_speed: clipup(lr, max_speed=max_speed or 2 * lr),
+    "evojax_adam": lambda lr, max_speed: evojax_adam(lr),
 }
 """Centre optimizers by name: ``(center_lr, max_speed) -> optax transformation``; only ClipUp
 reads ``max_speed`` (default twice the learning rate)."""

@@ -56,3 +56,64 @@ def clipup(
         return new_updates, ClipUpState(velocity=velocity, count=optax.safe_increment(state.count))
 
     return optax.GradientTransformation(init_fn, update_fn)
+
+
+class EvoJAXAdamState(NamedTuple):
+    """State of :func:`evojax_adam`: Adam's moment estimates and the step count."""
+
+    mu: optax.Updates
+    nu: optax.Updates
+    count: chex.Array  # type: ignore[assignment]  # shadows tuple.count, as in optax
+
+
+def evojax_adam(
+    learning_rate: float,
+    b1: float = 0.9,
+    b2: float = 0.999,
+    eps: float = 1e-8,
+    correction_period: int = 1000,
+) -> optax.GradientTransformation:
+    """Adam as EvoJAX's PGPE applies it, with bias corrections that advance once per
+    ``correction_period`` steps.
+
+    EvoJAX 0.2.17's PGPE calls ``jax.example_libraries`` Adam with the step index
+    ``t // center_lr_decay_steps`` (1000 by default) in place of ``t``, and Adam corrects its
+    moments with that index: ``m_hat = m / (1 - b1^k)``, ``v_hat = v / (1 - b2^k)`` with
+    ``k = t // correction_period + 1``. So the second moment is over-corrected by up to
+    ``(1 - b2^t) / (1 - b2^k)``, and the step ``lr * m_hat / (sqrt(v_hat) + eps)`` shrinks as
+    training goes on: to about 0.4 of Adam's after 1000 steps, 0.24 after 2000 and 0.17 by
+    5000 for steady gradients. EvoJAX's published scores (MNIST's 98.2% at generation 5000
+    among them) were reached with this implicit decay. ``correction_period=1`` is
+    ``optax.adam``.
+
+    Args:
+        learning_rate: step size (EvoJAX's ``center_learning_rate``).
+        b1: the first moment's decay rate, in ``[0, 1)``.
+        b2: the second moment's decay rate, in ``[0, 1)``.
+        eps: added to ``sqrt(v_hat)``, positive.
+        correction_period: steps per advance of the bias corrections' index, a positive int.
+    """
+    for name, value in (("b1", b1), ("b2", b2)):
+        if not 0.0 <= value < 1.0:
+            raise ValueError(f"{name} must be in [0, 1), got {value}")
+    if not eps > 0:
+        raise ValueError(f"eps must be positive, got {eps}")
+    if not (isinstance(correction_period, int) and correction_period > 0):
+        raise ValueError(f"correction_period must be a positive int, got {correction_period!r}")
+
+    def init_fn(params):
+        zeros = optax.tree.zeros_like(params)
+        return EvoJAXAdamState(mu=zeros, nu=zeros, count=jnp.zeros([], jnp.int32))
+
+    def update_fn(updates, state, params=None):
+        del params
+        mu = jax.tree.map(lambda m, g: b1 * m + (1 - b1) * g, state.mu, updates)
+        nu = jax.tree.map(lambda v, g: b2 * v + (1 - b2) * g * g, state.nu, updates)
+        k = (state.count // correction_period + 1).astype(jnp.float32)
+        c1, c2 = 1 - b1**k, 1 - b2**k
+        new_updates = jax.tree.map(
+            lambda m, v: -learning_rate * (m / c1) / (jnp.sqrt(v / c2) + eps), mu, nu
+        )
+        return new_updates, EvoJAXAdamState(mu=mu, nu=nu, count=optax.safe_increment(state.count))
+
+    return optax.GradientTransformation(init_fn, update_fn)
