@@ -120,6 +120,8 @@ def test_mnist_preset_trains_and_renders_predictions(tmp_path):
     assert train.returncode == 0, train.stderr
     summary = json.loads((run_dir / "summary.json").read_text())
     assert 0.0 <= summary["final_test_mean"] <= 1.0  # accuracy on the 10,000 test images
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["optimizer"] == "evojax_adam" and config["init_scale"] == 0.0  # EvoJAX's
     render = evolax("render", run_dir, cwd=tmp_path)
     assert render.returncode == 0, render.stderr
     assert (run_dir / "predictions.png").is_file()
