@@ -92,12 +92,12 @@ def test_pgpe_with_evojax_adam_follows_evojax_pgpe():
     state = ours.init(jax.random.key(0), jnp.zeros(dim))
     target = jnp.linspace(-50.0, 50.0, dim)  # far: neither the centre nor std converges
     tell = jax.jit(ours.tell)
+    order = np.r_[0:pop:2, 1:pop:2]  # evolax's layout: [c + e1..n, c - e1..n]
     for _ in range(steps):
         with jax.numpy_rank_promotion("allow"):  # EvoJAX broadcasts implicitly
             solutions = theirs.ask()  # interleaved: [c + e1, c - e1, c + e2, ...]
             fitness = -jnp.sum((solutions - target[None]) ** 2, axis=1)
             theirs.tell(fitness)
-        order = np.r_[0:pop:2, 1:pop:2]  # evolax's layout: [c + e1..n, c - e1..n]
         state, _ = tell(state, solutions[order], fitness[order])
     np.testing.assert_allclose(state.center, theirs.best_params, rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(state.std, theirs._stdev, rtol=1e-3, atol=1e-5)

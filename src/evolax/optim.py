@@ -7,6 +7,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from evolax.validation import check_positive, check_positive_int
+
 
 class ClipUpState(NamedTuple):
     """State of :func:`clipup`: the velocity (a pytree like the parameters) and a step count."""
@@ -96,10 +98,8 @@ def evojax_adam(
     for name, value in (("b1", b1), ("b2", b2)):
         if not 0.0 <= value < 1.0:
             raise ValueError(f"{name} must be in [0, 1), got {value}")
-    if not eps > 0:
-        raise ValueError(f"eps must be positive, got {eps}")
-    if not (isinstance(correction_period, int) and correction_period > 0):
-        raise ValueError(f"correction_period must be a positive int, got {correction_period!r}")
+    check_positive("eps", eps)
+    check_positive_int("correction_period", correction_period)
 
     def init_fn(params):
         zeros = optax.tree.zeros_like(params)
@@ -107,12 +107,13 @@ def evojax_adam(
 
     def update_fn(updates, state, params=None):
         del params
-        mu = jax.tree.map(lambda m, g: b1 * m + (1 - b1) * g, state.mu, updates)
-        nu = jax.tree.map(lambda v, g: b2 * v + (1 - b2) * g * g, state.nu, updates)
-        k = (state.count // correction_period + 1).astype(jnp.float32)
-        c1, c2 = 1 - b1**k, 1 - b2**k
+        mu = optax.tree.update_moment(updates, state.mu, b1, 1)
+        nu = optax.tree.update_moment_per_elem_norm(updates, state.nu, b2, 2)
+        k = state.count // correction_period + 1  # optax.adam: state.count + 1
+        mu_hat = optax.tree.bias_correction(mu, b1, k)
+        nu_hat = optax.tree.bias_correction(nu, b2, k)
         new_updates = jax.tree.map(
-            lambda m, v: -learning_rate * (m / c1) / (jnp.sqrt(v / c2) + eps), mu, nu
+            lambda m, v: -learning_rate * m / (jnp.sqrt(v) + eps), mu_hat, nu_hat
         )
         return new_updates, EvoJAXAdamState(mu=mu, nu=nu, count=optax.safe_increment(state.count))
 
