@@ -6,7 +6,8 @@ Times, in alternating rounds in one process, each a jitted ``lax.scan`` over gen
 - ``generation``: ask + sphere + tell, as in ``evosax_speed.py``.
 
 The differences give the cost of the population and the sphere (``ask + sphere - noise``) and
-of ``tell`` (``generation - ask + sphere``). Run with `python benchmarks/open_es_parts.py
+of ``tell`` (``generation - ask + sphere``). The case (dimension, population, std, learning
+rate) and the sphere are ``evosax_speed.py``'s. Run with `python benchmarks/open_es_parts.py
 [--dim 100000 --pop 1024 --generations 3 --rounds 5]`.
 """
 
@@ -22,19 +23,18 @@ import optax
 
 from evolax.algorithms import OpenES
 from evolax.algorithms.noise import gaussian
+from evosax_speed import CASES, sphere
 
 
 def main() -> None:
+    dim, pop, std, lr = CASES["open_es"]
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--dim", type=int, default=100_000)
-    parser.add_argument("--pop", type=int, default=1024)
+    parser.add_argument("--dim", type=int, default=dim)
+    parser.add_argument("--pop", type=int, default=pop)
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    algo = OpenES(args.pop, optimizer=optax.adam(0.01), sigma=0.05)
-
-    def sphere(x):
-        return jnp.sum((x - 1.0) ** 2, axis=-1)
+    algo = OpenES(args.pop, optimizer=optax.adam(lr), sigma=std)  # evosax_speed.py's case
 
     def noise(state, key):
         return state, jnp.sum(gaussian(key, (args.pop // 2, args.dim)), axis=-1)
