@@ -173,7 +173,9 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3, help="alternating timing rounds")
     parser.add_argument("--no-evojax", action="store_true", help="skip EvoJAX's BraxTask")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/brax_throughput.json"))
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "brax_throughput.json"
+    )
     args = parser.parse_args()
 
     task = Brax(args.env, backend=args.backend, max_steps=args.max_steps)

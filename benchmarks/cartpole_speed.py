@@ -92,7 +92,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--generations", type=int, default=10, help="generations per round")
     parser.add_argument("--rounds", type=int, default=2, help="alternating timing rounds")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/cartpole_speed.json"))
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "cartpole_speed.json"
+    )
     parser.add_argument(
         "--worker", choices=["evolax-all", "evolax-1", "evojax"], help=argparse.SUPPRESS
     )

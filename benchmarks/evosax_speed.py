@@ -142,7 +142,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quality-generations", type=int, default=100)
     parser.add_argument("--quality-seeds", type=int, default=1, help="quality: mean over seeds")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/evosax_speed.json"))
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "evosax_speed.json"
+    )
     parser.add_argument("--worker", nargs=2, metavar=("LIBRARY", "CASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:

@@ -103,7 +103,9 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=2, help="generations per round")
     parser.add_argument("--rounds", type=int, default=2, help="alternating timing rounds")
     parser.add_argument("--data-dir", help="folder with the MNIST IDX files")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mnist_speed.json"))
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "mnist_speed.json"
+    )
     parser.add_argument("--worker", choices=["evolax", "evojax"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     data_args = ["--data-dir", args.data_dir] if args.data_dir else []

@@ -21,7 +21,9 @@ from evolax.sharding import population_mesh, request_cpu_devices
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--generations", type=int, default=300)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/overhead.json"))
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "overhead.json"
+    )
     args = parser.parse_args()
     request_cpu_devices(os.cpu_count() or 1)
 

@@ -23,7 +23,9 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=20, help="timed generations")
     parser.add_argument("--pop-size", type=int, default=None, help="default: the preset's 64")
     parser.add_argument("--cpu-devices", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/scaling.json"))
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "scaling.json"
+    )
     args = parser.parse_args()
     request_cpu_devices(args.cpu_devices)
 
