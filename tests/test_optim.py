@@ -50,6 +50,18 @@ def test_bad_arguments(kwargs, match):
         clipup(0.1, **kwargs)
 
 
+def test_momentum_can_be_swept_under_vmap():
+    """A traced momentum is not range-checked (it has no value yet); it runs."""
+
+    def first_update(momentum):
+        opt = clipup(0.1, momentum=momentum)
+        updates, _ = opt.update(jnp.ones(3), opt.init(jnp.zeros(3)))
+        return updates
+
+    updates = jax.vmap(first_update)(jnp.array([0.0, 0.9]))
+    np.testing.assert_allclose(updates[0], updates[1])  # the first step has no velocity yet
+
+
 def test_evojax_adam_matches_example_libraries_adam_with_evojax_step_index():
     from jax.example_libraries import optimizers
 

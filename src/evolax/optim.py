@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from evolax.validation import check_positive, check_positive_int
+from evolax.validation import check_in_interval, check_positive, check_positive_int
 
 
 class ClipUpState(NamedTuple):
@@ -35,10 +35,8 @@ def clipup(
         max_speed: largest allowed global norm of the velocity.
         normalize_gradient: divide the gradient by its global norm first (the paper's default).
     """
-    if not 0.0 <= momentum < 1.0:
-        raise ValueError(f"momentum must be in [0, 1), got {momentum}")
-    if not max_speed > 0:
-        raise ValueError(f"max_speed must be positive, got {max_speed}")
+    check_in_interval("momentum", momentum, 0, 1, high_open=True)
+    check_positive("max_speed", max_speed)
 
     def init_fn(params):
         return ClipUpState(velocity=optax.tree.zeros_like(params), count=jnp.zeros([], jnp.int32))
@@ -95,9 +93,8 @@ def evojax_adam(
         eps: added to ``sqrt(v_hat)``, positive.
         correction_period: steps per advance of the bias corrections' index, a positive int.
     """
-    for name, value in (("b1", b1), ("b2", b2)):
-        if not 0.0 <= value < 1.0:
-            raise ValueError(f"{name} must be in [0, 1), got {value}")
+    check_in_interval("b1", b1, 0, 1, high_open=True)
+    check_in_interval("b2", b2, 0, 1, high_open=True)
     check_positive("eps", eps)
     check_positive_int("correction_period", correction_period)
 

@@ -26,6 +26,26 @@ def check_non_negative(name: str, value: object) -> None:
         raise ValueError(f"{name} must be >= 0, got {value!r}")
 
 
+def check_in_interval(
+    name: str,
+    value: object,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> None:
+    """Raise unless the number ``value`` lies between ``low`` and ``high`` (closed ends unless
+    ``low_open`` / ``high_open``); traced arrays (under ``vmap``) pass through."""
+    if not isinstance(value, (int, float)):
+        return
+    above = value > low if low_open else value >= low
+    below = value < high if high_open else value <= high
+    if not (above and below):
+        interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+
+
 def population_size(population: object) -> int:
     """The leading axis shared by every leaf of a population pytree; raise if they disagree."""
     sizes = {np.shape(leaf)[0] if np.ndim(leaf) else None for leaf in jax.tree.leaves(population)}

@@ -19,7 +19,7 @@ from evolax.algorithms.base import (
 )
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import check_positive, check_positive_int
+from evolax.validation import check_in_interval, check_positive, check_positive_int
 
 STRATEGIES = ("rand/1/bin", "current-to-best/1/bin")
 """The mutation/crossover schemes :class:`DifferentialEvolution` implements."""
@@ -188,9 +188,7 @@ class DifferentialEvolution(Algorithm):
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         check_positive("differential_weight", self.differential_weight)
-        cr = self.crossover_rate
-        if isinstance(cr, (int, float)) and not 0 <= cr <= 1:
-            raise ValueError(f"crossover_rate must be in [0, 1], got {cr!r}")
+        check_in_interval("crossover_rate", self.crossover_rate, 0, 1)
         check_positive("init_std", self.init_std)
 
     def init(self, key: PRNGKey, x0: Params) -> DEState:

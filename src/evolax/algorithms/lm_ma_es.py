@@ -23,7 +23,7 @@ from evolax.algorithms.base import (
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import check_positive, check_positive_int
+from evolax.validation import check_in_interval, check_positive, check_positive_int
 
 HIGHEST = jax.lax.Precision.HIGHEST
 
@@ -140,8 +140,8 @@ class LMMAES(Algorithm):
         check_positive("init_std", self.init_std)
         if self.n_vectors is not None:
             check_positive_int("n_vectors", self.n_vectors)
-        if self.c_sigma is not None and not 0 < self.c_sigma <= 1:
-            raise ValueError(f"c_sigma must be in (0, 1], got {self.c_sigma}")
+        if self.c_sigma is not None:
+            check_in_interval("c_sigma", self.c_sigma, 0, 1, low_open=True)
 
     def parameters(self, dim: int) -> LMMAESParameters:
         """The strategy parameters for dimension ``dim`` (raises where the defaults fail)."""

@@ -21,7 +21,12 @@ from evolax.algorithms.base import (
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import centered_rank, weight_decay
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import check_non_negative, check_positive, check_positive_int
+from evolax.validation import (
+    check_in_interval,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+)
 
 
 @chex.dataclass(frozen=True)
@@ -75,8 +80,7 @@ class OpenES(Algorithm):
         if self.antithetic:
             check_antithetic_pop_size(self.pop_size, "antithetic=False")
         check_positive("sigma", self.sigma)
-        if isinstance(self.sigma_decay, (int, float)) and not 0 < self.sigma_decay <= 1:
-            raise ValueError(f"sigma_decay must be in (0, 1], got {self.sigma_decay}")
+        check_in_interval("sigma_decay", self.sigma_decay, 0, 1, low_open=True)
         check_non_negative("sigma_min", self.sigma_min)
         check_non_negative("weight_decay", self.weight_decay)
 

@@ -21,7 +21,12 @@ from evolax.algorithms.base import (
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import centered_rank
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import check_non_negative, check_positive, check_positive_int
+from evolax.validation import (
+    check_in_interval,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+)
 
 
 @chex.dataclass(frozen=True)
@@ -71,8 +76,9 @@ class PGPE(Algorithm):
         check_positive_int("pop_size", self.pop_size)
         check_antithetic_pop_size(self.pop_size)
         check_positive("init_std", self.init_std)
-        if isinstance(self.std_max_change, (int, float)) and not 0 < self.std_max_change < 1:
-            raise ValueError(f"std_max_change must be in (0, 1), got {self.std_max_change}")
+        check_in_interval(
+            "std_max_change", self.std_max_change, 0, 1, low_open=True, high_open=True
+        )
         check_non_negative("std_lr", self.std_lr)
 
     def init(self, key: PRNGKey, x0: Params) -> PGPEState:

@@ -19,7 +19,7 @@ from jaxtyping import Array, Float
 from evolax.tasks.base import Task
 from evolax.tasks.raster import composite_planes
 from evolax.types import Done, PRNGKey, Reward
-from evolax.validation import check_positive_int
+from evolax.validation import check_in_interval, check_positive_int
 
 PARAMS_PER_TRIANGLE = 10
 """Genome entries per triangle: ``[x0, y0, x1, y1, x2, y2, r, g, b, a]``."""
@@ -129,8 +129,7 @@ def check_painting_options(
     check_positive_int("n_triangles", n_triangles)
     if isinstance(alpha_scale, bool) or not isinstance(alpha_scale, (int, float)):
         raise ValueError(f"alpha_scale must be a number in (0, 1], got {alpha_scale!r}")
-    if not 0 < alpha_scale <= 1:
-        raise ValueError(f"alpha_scale must be in (0, 1], got {alpha_scale}")
+    check_in_interval("alpha_scale", alpha_scale, 0, 1, low_open=True)
     try:
         color = np.asarray(background, dtype=np.float64)
     except (TypeError, ValueError):
