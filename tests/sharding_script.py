@@ -13,6 +13,7 @@ from jax.sharding import PartitionSpec as P
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
 from evolax.sharding import POP_AXIS, population_mesh
+from evolax.tasks import MultiAgentWaterWorld
 
 
 def trainer(mesh, std_lr=0.1):
@@ -68,4 +69,49 @@ try:
     Trainer(algorithm=PGPE(pop_size=18), policy=MLP(), task=CartPoleSwingUp(), mesh=mesh)
 except ValueError as error:
     out["error"] = str(error)
+
+
+# a population too small to split (one 4-agent world; 6 cart-poles on 4 or 8 devices): the
+# devices split the episodes instead, with the results of one device
+def small(task, pop_size, mesh):
+    return Trainer(
+        algorithm=PGPE(pop_size=pop_size),
+        policy=MLP(hidden_sizes=(8,)),
+        task=task,
+        n_repeats=8,
+        normalize_obs=True,
+        mesh=mesh,
+    )
+
+
+out["split_repeats"] = {}
+for name, task, pop_size in [
+    ("waterworld_ma", MultiAgentWaterWorld(n_agents=4, max_steps=20), 4),
+    ("cartpole", CartPoleSwingUp(max_steps=40), 6),
+]:
+    rows = out["split_repeats"][name] = {}
+    for n in (1, 2, 4, 8):
+        t = small(task, pop_size, population_mesh(jax.devices()[:n]))
+        state, history = jax.jit(t.run, static_argnums=1)(t.init(jax.random.key(0)), 2)
+        rows[n] = {
+            "split": t.split,
+            "fitness": np.asarray(history["fitness_mean"]).tolist(),
+            "obs_count": float(state.obs_stats.count),
+            "obs_mean": np.asarray(state.obs_stats.mean).tolist(),
+        }
+t = small(MultiAgentWaterWorld(n_agents=4, max_steps=20), 4, mesh)
+start = t.init(jax.random.key(0))
+population, _ = t.algorithm.ask(jax.random.key(1), start.algo_state)
+fitness, info = jax.jit(t._evaluate)(population, jax.random.key(2), start.obs_stats)
+out["split_repeats_returns"] = [list(s.data.shape) for s in info.returns.addressable_shards]
+try:
+    Trainer(
+        algorithm=PGPE(pop_size=4),
+        policy=MLP(),
+        task=MultiAgentWaterWorld(n_agents=4),
+        n_repeats=12,
+        mesh=mesh,
+    )
+except ValueError as error:
+    out["split_error"] = str(error)
 print(json.dumps(out))

@@ -1,4 +1,5 @@
-"""Population sharding: same results on 1, 2 and 4 devices; the population really is split."""
+"""Population sharding: same results on 1, 2, 4 and 8 devices; the population (or, where it
+cannot be, its episodes) really is split."""
 
 import json
 import os
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
-from evolax.sharding import population_mesh, request_cpu_devices
+from evolax.sharding import population_mesh, request_cpu_devices, split_axis
 
 
 def test_eight_fake_devices_agree_and_split_the_population():
@@ -36,6 +37,22 @@ def test_eight_fake_devices_agree_and_split_the_population():
     assert len(best) == 2 and total == pytest.approx(16 * 4 * np.tanh(1.0) ** 2, rel=1e-5)
     assert "pop_size=18 does not divide evenly over 8 devices" in out["error"]
     assert "pop_size=16 or 24" in out["error"]
+    for name, rows in out["split_repeats"].items():
+        assert [rows[n]["split"] for n in ("1", "2", "4", "8")] == (
+            ["pop", "repeats", "repeats", "repeats"]
+            if name == "waterworld_ma"
+            else ["pop", "pop", "repeats", "repeats"]
+        ), name
+        for n in ("2", "4", "8"):
+            np.testing.assert_allclose(rows[n]["fitness"], rows["1"]["fitness"], rtol=1e-4)
+            assert rows[n]["obs_count"] == rows["1"]["obs_count"]
+            np.testing.assert_allclose(rows[n]["obs_mean"], rows["1"]["obs_mean"], atol=1e-4)
+    assert out["split_repeats_returns"] == [[4, 8]] * 8  # every device: all 8 episodes
+    assert (
+        "pop_size=4 does not divide evenly over 8 devices in whole environments"
+        in (out["split_error"])
+    )
+    assert "n_repeats=12" in out["split_error"] and "pop_size=32" in out["split_error"]
 
 
 def test_one_device_mesh_equals_no_mesh(key):
@@ -62,3 +79,13 @@ def test_request_cpu_devices_respects_an_explicit_setting(monkeypatch):
     assert not request_cpu_devices(2)
     assert os.environ["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8 --other"
     assert not request_cpu_devices(1)
+
+
+def test_split_axis_prefers_the_population_then_the_episodes():
+    assert split_axis(16, 3, 8) == "pop"
+    assert split_axis(16, 8, 8) == "pop"
+    assert split_axis(18, 8, 8) == "repeats"
+    assert split_axis(32, 64, 2, group=16) == "pop"
+    assert split_axis(16, 64, 2, group=16) == "repeats"  # EvoJAX's multi-agent WaterWorld
+    with pytest.raises(ValueError, match=r"pop_size=16 does not divide .* whole environments of "):
+        split_axis(16, 3, 2, group=16)

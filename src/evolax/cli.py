@@ -125,8 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--devices",
         type=_positive_int,
-        help="devices to split the population over (default: as many as divide the population; "
-        "on CPU there is one device per core)",
+        help="devices to split the population (or else its episodes) over (default: the most "
+        "that split either evenly; on CPU there is one device per core)",
     )
     p.add_argument("--tensorboard", action="store_true", help="also write TensorBoard events")
     p.add_argument(
@@ -179,22 +179,25 @@ def _fail(command: str, error: Exception) -> int:
     return 2
 
 
-def _mesh(devices: int | None, pop_size: int, group: int = 1):
-    """A population mesh over ``devices`` devices; by default the most that divide ``pop_size``
-    into slices of whole groups (``group``: individuals that share one environment)."""
+def _mesh(devices: int | None, pop_size: int, n_repeats: int, group: int = 1):
+    """A population mesh over ``devices`` devices; by default the most that split the
+    population into whole groups (``group``: individuals that share one environment) or,
+    failing that, its ``n_repeats`` episodes (see :func:`evolax.sharding.split_axis`)."""
     import jax
 
-    from evolax.sharding import check_divisible, population_mesh
+    from evolax.sharding import population_mesh, split_axis
 
     available = jax.devices()
     if devices is not None:
         if devices > len(available):
             raise ValueError(f"--devices {devices} requested, but only {len(available)} available")
-        mesh = population_mesh(available[:devices])
-        check_divisible(pop_size, mesh)
-        return mesh
-    count = max(n for n in range(1, len(available) + 1) if pop_size % (n * group) == 0 or n == 1)
-    return population_mesh(available[:count])
+        split_axis(pop_size, n_repeats, devices, group)
+        return population_mesh(available[:devices])
+
+    def splits(n: int) -> bool:
+        return pop_size % (n * group) == 0 or n_repeats % n == 0
+
+    return population_mesh(available[: max(n for n in range(1, len(available) + 1) if splits(n))])
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -232,7 +235,7 @@ def _train(args: argparse.Namespace) -> int:
         trainer = build_trainer(config)
         task = trainer.task
         group = task.n_agents if isinstance(task, MultiAgentTask) else 1
-        mesh = _mesh(args.devices, config["pop_size"], group)
+        mesh = _mesh(args.devices, config["pop_size"], config["n_repeats"], group)
         trainer = dataclasses.replace(trainer, mesh=mesh)  # checked again, tasks not rebuilt
     except ValueError as error:
         return _fail("train", error)

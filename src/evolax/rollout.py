@@ -86,15 +86,12 @@ def _initial_states(policy, task, key, n_repeats):
     return jax.vmap(task.reset)(reset_keys), jax.vmap(policy.reset)(policy_keys), episode_step_keys
 
 
-def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptors=False):
-    """``evaluate``'s episodes: returns, lengths, obs sums (and their pivot) and, if asked,
-    the descriptors of the states where episodes ended (``()`` if not), of a population."""
+def _rollout(policy, task, population, initial, n_repeats, obs_stats, pivot, descriptors=False):
+    """``evaluate``'s episodes: returns, lengths, obs sums (shifted by ``pivot``) and, if
+    asked, the descriptors of the states where episodes ended (``()`` if not), of a population."""
     pop_size = population_size(population)
     task_state, policy_state, episode_step_keys = initial
     obs_rank = len(task.obs_shape)  # the axes before an observation: [repeats] (+ [agents])
-    pivot: PyTree = ()
-    if obs_stats is not None:
-        pivot = obs_stats.pivot(task_state.obs.reshape(-1, *task.obs_shape)[0])
     # Any: None without descriptors, and then never called
     describe: Any = jax.vmap(jax.vmap(task.descriptor)) if descriptors else None
 
@@ -117,7 +114,7 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
         task_state, reward, _ = step(task_state, action, task_keys)
         lengths = jnp.ones((pop_size, n_repeats), jnp.int32)
         desc = describe(task_state) if descriptors else ()
-        return reward.astype(jnp.float32), lengths, sums, pivot, desc
+        return reward.astype(jnp.float32), lengths, sums, desc
 
     # Several steps: the initial states are broadcast over the population and every step runs
     # in the loop, so the policy and the task are traced and compiled once.
@@ -167,7 +164,7 @@ def _rollout(policy, task, population, initial, n_repeats, obs_stats, descriptor
         describe(task_state) if descriptors else (),
     )
     _, _, _, returns, lengths, _, sums, desc = jax.lax.while_loop(cond, body, carry)
-    return returns, lengths, sums, pivot, desc
+    return returns, lengths, sums, desc
 
 
 def evaluate(
@@ -180,6 +177,7 @@ def evaluate(
     axis_name: str | None = None,
     pop_chunk: int | None = None,
     descriptors: bool = False,
+    split_repeats: bool = False,
 ) -> tuple[Fitness, EvalInfo]:
     """Run every individual for ``n_repeats`` episodes; fitness is the mean episode return.
 
@@ -201,14 +199,19 @@ def evaluate(
         n_repeats: episodes per individual, positive.
         obs_stats: if given, observations are normalised with these statistics before the
             policy sees them, and ``info.obs_stats`` returns them updated with this rollout.
-        axis_name: when called per device on a slice of the population (inside ``shard_map``),
-            the mesh axis to sum the observation statistics over, so every device ends with
-            the statistics of the whole population.
+        axis_name: when called per device inside ``shard_map``, the mesh axis the devices
+            share the work along; the observation statistics are summed over it, so every
+            device ends with the statistics of the whole evaluation.
         pop_chunk: evaluate the population in groups of this many individuals, one group
             after another (``lax.map``), instead of all at once; must divide the population.
             Convolutional policies on CPU run several times faster one individual at a time.
         descriptors: also return each individual's behaviour descriptor in
             ``info.descriptors`` (the task must define ``Task.descriptor``).
+        split_repeats: with ``axis_name``, every device holds the whole population and runs
+            its own share of the ``n_repeats`` episodes (which must divide evenly over the
+            axis); the results are gathered, so each device returns those of all episodes,
+            equal to an evaluation on one device. Without it, each device holds a slice of the
+            population (its results are those of its slice).
 
     Returns:
         ``fitness`` (``f32[pop]``) and an :class:`EvalInfo`.
@@ -240,25 +243,47 @@ def evaluate(
     n_units, chunk = pop_size // n_agents, chunk // n_agents
 
     initial = _initial_states(policy, task, key, n_repeats)
+    pivot: PyTree = ()  # from the first episode of all, the same on every device
+    if obs_stats is not None:
+        pivot = obs_stats.pivot(initial[0].obs.reshape(-1, *task.obs_shape)[0])
+    n_local = n_repeats
+    if split_repeats:
+        if axis_name is None:
+            raise ValueError("split_repeats needs the axis_name the devices split the episodes on")
+        n_devices = jax.lax.axis_size(axis_name)
+        if n_repeats % n_devices:
+            raise ValueError(
+                f"n_repeats={n_repeats} must divide evenly over the {n_devices} devices of "
+                f"axis {axis_name!r} to split the episodes"
+            )
+        n_local = n_repeats // n_devices
+        start = jax.lax.axis_index(axis_name) * n_local
+        initial = jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, start, n_local), initial)
     if chunk == n_units:
-        returns, lengths, sums, pivot, desc = _rollout(
-            policy, task, population, initial, n_repeats, obs_stats, descriptors
+        returns, lengths, sums, desc = _rollout(
+            policy, task, population, initial, n_local, obs_stats, pivot, descriptors
         )
     else:  # groups of `chunk` units one after another
         groups = jax.tree.map(
             lambda x: x.reshape(n_units // chunk, chunk, *x.shape[1:]), population
         )
-        returns, lengths, sums, pivot, desc = jax.lax.map(
-            lambda group: _rollout(policy, task, group, initial, n_repeats, obs_stats, descriptors),
+        returns, lengths, sums, desc = jax.lax.map(
+            lambda group: _rollout(
+                policy, task, group, initial, n_local, obs_stats, pivot, descriptors
+            ),
             groups,
         )
         returns, lengths = (x.reshape(n_units, *x.shape[2:]) for x in (returns, lengths))
-        desc = jax.tree.map(lambda x: x.reshape(pop_size, n_repeats, *x.shape[3:]), desc)
+        desc = jax.tree.map(lambda x: x.reshape(pop_size, n_local, *x.shape[3:]), desc)
         sums = jax.tree.map(lambda x: jnp.sum(x, axis=0), sums)
-        pivot = jax.tree.map(lambda x: x[0], pivot)
     if isinstance(task, MultiAgentTask):  # [envs, repeats, agents] -> [pop, repeats]
-        returns = jnp.moveaxis(returns, -1, 1).reshape(pop_size, n_repeats)
+        returns = jnp.moveaxis(returns, -1, 1).reshape(pop_size, n_local)
         lengths = jnp.repeat(lengths, n_agents, axis=0)
+    if split_repeats:  # every device: the results of all episodes, in order
+        returns, lengths, desc = jax.tree.map(
+            lambda x: jax.lax.all_gather(x, axis_name, axis=1, tiled=True),
+            (returns, lengths, desc),
+        )
     if axis_name is not None:
         sums = jax.lax.psum(sums, axis_name)
     new_stats = None if obs_stats is None else obs_stats.merge(*sums, pivot)  # type: ignore[call-arg]

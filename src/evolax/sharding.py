@@ -3,10 +3,11 @@
 The population axis is split over the ``"pop"`` axis of a one-axis mesh of all devices (of all
 processes); each device runs the rollouts of its own individuals with no communication until
 the episode statistics are summed at the end, so no device waits for another inside the rollout
-loop. Everything in a :class:`~evolax.trainer.TrainState` is replicated: population-shaped
-arrays live only within a generation. Several hosts run the same program under JAX's
-multi-controller runtime (:func:`initialize_distributed`).
-"""
+loop. A population too small to split (one multi-agent environment, say) is evaluated whole on
+every device, and the devices split its episodes instead (:func:`split_axis`). Everything in a
+:class:`~evolax.trainer.TrainState` is replicated: population-shaped arrays live only within a
+generation. Several hosts run the same program under JAX's multi-controller runtime
+(:func:`initialize_distributed`)."""
 
 from __future__ import annotations
 
@@ -32,16 +33,27 @@ def population_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
     return Mesh(np.array(devices), (POP_AXIS,))
 
 
-def check_divisible(pop_size: int, mesh: Mesh) -> None:
-    """Raise ``ValueError`` unless ``pop_size`` splits evenly over the mesh's devices."""
-    n = mesh.size
-    if pop_size % n:
-        below = pop_size // n * n
-        options = [s for s in (below, below + n) if s > 0]
-        raise ValueError(
-            f"pop_size={pop_size} does not divide evenly over {n} devices; "
-            f"use a multiple of {n}, e.g. pop_size={' or '.join(map(str, options))}"
-        )
+def split_axis(pop_size: int, n_repeats: int, n_devices: int, group: int = 1) -> str:
+    """What ``n_devices`` devices split: ``"pop"`` (each evaluates its slice of the population)
+    or ``"repeats"`` (each evaluates the whole population on its share of the episodes).
+
+    The population is split when every device gets whole groups of ``group`` individuals (a
+    multi-agent task's environment holds ``group``); otherwise the episodes are, when
+    ``n_repeats`` divides evenly. Raises ``ValueError`` when neither does.
+    """
+    if pop_size % (n_devices * group) == 0:
+        return "pop"
+    if n_repeats % n_devices == 0:
+        return "repeats"
+    unit = n_devices * group
+    below = pop_size // unit * unit
+    options = [s for s in (below, below + unit) if s > 0]
+    what = "" if group == 1 else f" in whole environments of {group} agents"
+    raise ValueError(
+        f"pop_size={pop_size} does not divide evenly over {n_devices} devices{what}, nor does "
+        f"n_repeats={n_repeats}; use pop_size={' or '.join(map(str, options))}, or an "
+        f"n_repeats that is a multiple of {n_devices} so the devices split the episodes"
+    )
 
 
 def request_cpu_devices(n: int) -> bool:

@@ -19,7 +19,7 @@ from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
 from evolax.rollout import EvalInfo, evaluate
-from evolax.sharding import POP_AXIS, check_divisible
+from evolax.sharding import POP_AXIS, split_axis
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Metrics, PRNGKey
 from evolax.validation import check_positive_int
@@ -58,7 +58,10 @@ class Trainer(eqx.Module):
         normalize_obs: normalise observations with running statistics of training rollouts.
         test_task: the task :meth:`test` scores the best solution on (default: ``task``).
         mesh: a device mesh with a ``"pop"`` axis (see :func:`evolax.sharding.population_mesh`);
-            each device then evaluates its slice of the population. ``None``: no sharding.
+            each device then evaluates its slice of the population, or, where the population
+            does not split into whole environments per device, the whole population on its
+            share of the ``n_repeats`` episodes (:func:`evolax.sharding.split_axis`). ``None``:
+            no sharding.
         pop_chunk: evaluate (each device's slice of) the population in groups of this many
             individuals one after another instead of all at once (see :func:`evaluate`).
         init_scale: the search starts at ``init_scale`` times the policy's initial parameters,
@@ -79,23 +82,28 @@ class Trainer(eqx.Module):
         check_positive_int("n_repeats", self.n_repeats)
         if not (isinstance(self.init_scale, int | float) and 0 <= self.init_scale < math.inf):
             raise ValueError(f"init_scale must be a finite number >= 0, got {self.init_scale!r}")
+        if isinstance(self.task, MultiAgentTask) and self.algorithm.pop_size % self.task.n_agents:
+            raise ValueError(
+                f"pop_size={self.algorithm.pop_size} must be a multiple of "
+                f"task.n_agents={self.task.n_agents}: each environment holds n_agents individuals"
+            )
         if self.mesh is not None:
             if POP_AXIS not in self.mesh.axis_names:
                 raise ValueError(f"mesh must have a {POP_AXIS!r} axis, got {self.mesh.axis_names}")
-            check_divisible(self.algorithm.pop_size, self.mesh)
-        if isinstance(self.task, MultiAgentTask):
-            devices = 1 if self.mesh is None else self.mesh.shape[POP_AXIS]
-            if (self.algorithm.pop_size // devices) % self.task.n_agents:
-                raise ValueError(
-                    f"pop_size={self.algorithm.pop_size} must be a multiple of "
-                    f"task.n_agents={self.task.n_agents} on each of the {devices} device(s): "
-                    "each environment holds n_agents individuals"
-                )
+            _ = self.split  # raises when neither the population nor the episodes split evenly
         if self.uses_descriptors and self.task.descriptor_bounds is None:
             raise ValueError(
                 f"{type(self.algorithm).__name__} needs behaviour descriptors, but task "
                 f"{type(self.task).__name__} defines none (Task.descriptor, descriptor_bounds)"
             )
+
+    @property
+    def split(self) -> str | None:
+        """What the mesh's devices split: ``"pop"``, ``"repeats"``, or ``None`` without a mesh."""
+        if self.mesh is None:
+            return None
+        group = self.task.n_agents if isinstance(self.task, MultiAgentTask) else 1
+        return split_axis(self.algorithm.pop_size, self.n_repeats, self.mesh.shape[POP_AXIS], group)
 
     @property
     def uses_descriptors(self) -> bool:
@@ -114,6 +122,7 @@ class Trainer(eqx.Module):
                 axis_name,
                 self.pop_chunk,
                 descriptors=self.uses_descriptors,
+                split_repeats=self.split == "repeats",
             )
 
         if self.mesh is None:
@@ -121,7 +130,8 @@ class Trainer(eqx.Module):
         # PartitionSpecs stand in for the arrays of an EvalInfo of specs
         pop: Any
         replicated: Any
-        pop, replicated = P(POP_AXIS), P()
+        replicated = P()
+        pop = P(POP_AXIS) if self.split == "pop" else replicated
         stats_spec = None if obs_stats is None else replicated
         info_specs = EvalInfo(
             returns=pop,
