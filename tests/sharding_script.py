@@ -12,6 +12,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
+from evolax.cli import _mesh
 from evolax.sharding import POP_AXIS, population_mesh
 from evolax.tasks import MultiAgentWaterWorld
 
@@ -114,4 +115,9 @@ try:
     )
 except ValueError as error:
     out["split_error"] = str(error)
+# the CLI's default: the most devices that split the population, or else the episodes
+out["cli_mesh"] = [
+    _mesh(None, pop, repeats, group).size
+    for pop, repeats, group in [(16, 64, 16), (16, 3, 16), (18, 3, 1), (16, 1, 1)]
+]
 print(json.dumps(out))

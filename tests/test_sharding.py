@@ -53,6 +53,7 @@ def test_eight_fake_devices_agree_and_split_the_population():
         in (out["split_error"])
     )
     assert "n_repeats=12" in out["split_error"] and "pop_size=32" in out["split_error"]
+    assert out["cli_mesh"] == [8, 3, 6, 8]
 
 
 def test_one_device_mesh_equals_no_mesh(key):
