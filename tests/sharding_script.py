@@ -72,7 +72,7 @@ except ValueError as error:
     out["error"] = str(error)
 
 
-# a population too small to split (one 4-agent world; 6 cart-poles on 4 or 8 devices): the
+# a population too small to split (one 4-agent world; 6 cart-poles on 8 devices): the
 # devices split the episodes instead, with the results of one device
 def small(task, pop_size, mesh):
     return Trainer(

@@ -195,7 +195,11 @@ def _mesh(devices: int | None, pop_size: int, n_repeats: int, group: int = 1):
         return population_mesh(available[:devices])
 
     def splits(n: int) -> bool:
-        return pop_size % (n * group) == 0 or n_repeats % n == 0
+        try:
+            split_axis(pop_size, n_repeats, n, group)
+        except ValueError:
+            return False
+        return True
 
     return population_mesh(available[: max(n for n in range(1, len(available) + 1) if splits(n))])
 

@@ -111,6 +111,8 @@ class Trainer(eqx.Module):
         return self.algorithm.uses_descriptors
 
     def _evaluate(self, population, key, obs_stats) -> tuple[jax.Array, EvalInfo]:
+        split = self.split
+
         def run(population, key, obs_stats, axis_name=None):
             return evaluate(
                 self.policy,
@@ -122,7 +124,7 @@ class Trainer(eqx.Module):
                 axis_name,
                 self.pop_chunk,
                 descriptors=self.uses_descriptors,
-                split_repeats=self.split == "repeats",
+                split_repeats=split == "repeats",
             )
 
         if self.mesh is None:
@@ -131,7 +133,7 @@ class Trainer(eqx.Module):
         pop: Any
         replicated: Any
         replicated = P()
-        pop = P(POP_AXIS) if self.split == "pop" else replicated
+        pop = P(POP_AXIS) if split == "pop" else replicated
         stats_spec = None if obs_stats is None else replicated
         info_specs = EvalInfo(
             returns=pop,
