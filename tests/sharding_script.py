@@ -105,6 +105,22 @@ start = t.init(jax.random.key(0))
 population, _ = t.algorithm.ask(jax.random.key(1), start.algo_state)
 fitness, info = jax.jit(t._evaluate)(population, jax.random.key(2), start.obs_stats)
 out["split_repeats_returns"] = [list(s.data.shape) for s in info.returns.addressable_shards]
+# Trainer.test: the devices split the test episodes where they divide evenly (8), else one
+# device runs them (3); the returns are those of one device
+out["test_returns"], out["test_devices"] = {}, {}
+for name, task, pop_size in [
+    ("waterworld_ma", MultiAgentWaterWorld(n_agents=4, max_steps=20), 4),
+    ("cartpole", CartPoleSwingUp(max_steps=40), 6),
+]:
+    start = small(task, pop_size, None).init(jax.random.key(0))
+    out["test_returns"][name] = rows = {}
+    for n in (8, 3):
+        one, split = (
+            jax.jit(small(task, pop_size, m).test, static_argnums=2)(start, jax.random.key(4), n)
+            for m in (None, mesh)
+        )
+        rows[n] = [np.asarray(one).tolist(), np.asarray(split).tolist()]
+        out["test_devices"][n] = len(split.sharding.device_set)
 try:
     Trainer(
         algorithm=PGPE(pop_size=4),

@@ -60,6 +60,11 @@ def test_two_processes_match_one_and_resume(tmp_path):
     assert [r["generation"] for r in b] == [1, 2, 3, 4]
     for key in ("fitness_max", "fitness_mean", "fitness_min", "env_steps"):
         np.testing.assert_allclose([r[key] for r in b], [r[key] for r in a], rtol=1e-4)
+    # the tests, whose 4 episodes the 2 processes' devices split
+    a, b = metric_rows(single, "test"), metric_rows(multi, "test")
+    assert [r["generation"] for r in b] == [2, 4]
+    for key in ("test_mean", "test_min", "test_max"):
+        np.testing.assert_allclose([r[key] for r in b], [r[key] for r in a], rtol=1e-4)
     _, _, state_a, _ = load_run(single)
     config, _, state_b, _ = load_run(multi)
     assert config["processes"] == 2 and config["devices"] == 2

@@ -52,6 +52,12 @@ def test_eight_fake_devices_agree_and_split_the_population():
     )
     assert "n_repeats=12" in out["split_error"] and "pop_size=32" in out["split_error"]
     assert out["cli_mesh"] == [8, 3, 6, 8]
+    for name, rows in out["test_returns"].items():
+        for n, (one, split) in rows.items():
+            assert len(split) == int(n), name
+            np.testing.assert_allclose(split, one, rtol=1e-5, atol=1e-6, err_msg=name)
+    assert np.std(out["test_returns"]["cartpole"]["8"][0]) > 0  # the episodes differ
+    assert out["test_devices"] == {"8": 8, "3": 1}
 
 
 def test_one_device_mesh_equals_no_mesh(key):

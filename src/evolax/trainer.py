@@ -111,23 +111,37 @@ class Trainer(eqx.Module):
         return self.algorithm.uses_descriptors
 
     def _evaluate(self, population, key, obs_stats) -> tuple[jax.Array, EvalInfo]:
-        split = self.split
+        return self._evaluate_on(
+            self.task,
+            population,
+            key,
+            self.n_repeats,
+            obs_stats,
+            self.split,
+            self.pop_chunk,
+            self.uses_descriptors,
+        )
+
+    def _evaluate_on(
+        self, task, population, key, n_repeats, obs_stats, split, pop_chunk=None, descriptors=False
+    ) -> tuple[jax.Array, EvalInfo]:
+        """`evaluate` over the mesh's devices, which split ``split`` (``None``: one device)."""
 
         def run(population, key, obs_stats, axis_name=None):
             return evaluate(
                 self.policy,
-                self.task,
+                task,
                 population,
                 key,
-                self.n_repeats,
+                n_repeats,
                 obs_stats,
                 axis_name,
-                self.pop_chunk,
-                descriptors=self.uses_descriptors,
+                pop_chunk,
+                descriptors=descriptors,
                 split_repeats=split == "repeats",
             )
 
-        if self.mesh is None:
+        if split is None:
             return run(population, key, obs_stats)
         # PartitionSpecs stand in for the arrays of an EvalInfo of specs
         pop: Any
@@ -139,7 +153,7 @@ class Trainer(eqx.Module):
             returns=pop,
             lengths=pop,
             obs_stats=stats_spec,
-            descriptors=pop if self.uses_descriptors else None,
+            descriptors=pop if descriptors else None,
         )
         sharded = jax.shard_map(
             functools.partial(run, axis_name=POP_AXIS),
@@ -202,20 +216,19 @@ class Trainer(eqx.Module):
         """Returns of the algorithm's best solution over ``n_episodes`` test episodes.
 
         On a :class:`~evolax.tasks.MultiAgentTask` every agent plays the best solution, and an
-        episode's return is the agents' mean.
+        episode's return is the agents' mean. With a mesh, the devices split the episodes
+        when ``n_episodes`` divides evenly over them (else one device runs them all); the
+        returns are those of one device.
         """
+        check_positive_int("n_episodes", n_episodes)
         best, stats = self.solution(state)
         task = self.evaluation_task
         copies = task.n_agents if isinstance(task, MultiAgentTask) else 1
         population = replicate(best, copies)
-        _, info = evaluate(
-            self.policy,
-            task,
-            population,
-            key,
-            n_repeats=n_episodes,
-            obs_stats=stats,
-        )
+        split = None
+        if self.mesh is not None and n_episodes % self.mesh.shape[POP_AXIS] == 0:
+            split = "repeats"
+        _, info = self._evaluate_on(task, population, key, n_episodes, stats, split)
         return jnp.mean(info.returns, axis=0)
 
     @property
