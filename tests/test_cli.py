@@ -25,14 +25,15 @@ def evolax(*args, cwd):
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    """One short hard cart-pole run shared by the tests of the other commands."""
+    """One short hard cart-pole run, in the default run folder, shared by the tests of the
+    other commands."""
     cwd = tmp_path_factory.mktemp("cli")
-    run_dir = cwd / "run"
     result = evolax(
         "train", "--config", "cartpole_hard", *SMALL, "--generations", "6", "--tensorboard",
-        "--run-dir", run_dir, cwd=cwd,
+        cwd=cwd,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
+    (run_dir,) = (cwd / "runs").iterdir()
     return run_dir, result
 
 
@@ -145,12 +146,10 @@ def test_image_approximation_trains_and_renders_the_painting(tmp_path):
         assert image.size[0] >= 2 * 32 and image.size[1] >= 24  # painting beside target
 
 
-def test_default_run_dir_and_refusal_to_overwrite(tmp_path):
-    args = ["train", "cartpole", *SMALL, "--generations", "1"]
-    assert evolax(*args, cwd=tmp_path).returncode == 0
-    (run,) = (tmp_path / "runs").iterdir()
-    assert run.name.startswith("cartpole-pgpe-seed42-") and (run / "summary.json").exists()
-    again = evolax(*args, "--run-dir", run, cwd=tmp_path)
+def test_default_run_dir_and_refusal_to_overwrite(run):
+    run_dir, _ = run
+    assert run_dir.name.startswith("cartpole_hard-pgpe-seed42-")
+    again = evolax("train", "cartpole", *SMALL, "--run-dir", run_dir, cwd=run_dir.parent)
     assert again.returncode == 2 and "already holds a run" in again.stderr
 
 

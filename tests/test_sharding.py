@@ -1,4 +1,4 @@
-"""Population sharding: same results on 1, 2, 4 and 8 devices; the population (or, where it
+"""Population sharding: same results on 1, 2 and 8 devices; the population (or, where it
 cannot be, its episodes) really is split."""
 
 import json
@@ -24,7 +24,7 @@ def test_eight_fake_devices_agree_and_split_the_population():
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["n_devices"] == 8
-    for n in ("2", "4", "8"):
+    for n in ("2", "8"):
         np.testing.assert_allclose(out["history"][n], out["history"]["1"], rtol=1e-4)
         assert out["obs_count"][n] == out["obs_count"]["1"]
     assert out["fitness_spec"] == ["pop"]
@@ -52,12 +52,10 @@ def test_eight_fake_devices_agree_and_split_the_population():
     )
     assert "n_repeats=12" in out["split_error"] and "pop_size=32" in out["split_error"]
     assert out["cli_mesh"] == [8, 3, 6, 8]
-    for name, rows in out["test_returns"].items():
-        for n, (one, split) in rows.items():
-            assert len(split) == int(n), name
-            np.testing.assert_allclose(split, one, rtol=1e-5, atol=1e-6, err_msg=name)
-    assert np.std(out["test_returns"]["cartpole"]["8"][0]) > 0  # the episodes differ
-    assert out["test_devices"] == {"8": 8, "3": 1}
+    one, split = out["test_returns"]
+    assert len(split) == 8 and np.std(one) > 0  # the episodes differ
+    np.testing.assert_allclose(split, one, rtol=1e-5, atol=1e-6)
+    assert out["test_devices"] == [8, 1]
 
 
 def test_one_device_mesh_equals_no_mesh(key):
