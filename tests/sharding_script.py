@@ -111,14 +111,11 @@ out["split_repeats_returns"] = [list(s.data.shape) for s in info.returns.address
 task = CartPoleSwingUp(max_steps=40)
 start = small(task, 6, None).init(jax.random.key(0))
 returns = {
-    (n, m is None): jax.jit(small(task, 6, m).test, static_argnums=2)(start, jax.random.key(4), n)
-    for n, m in [(8, None), (8, mesh), (3, mesh)]
+    name: jax.jit(small(task, 6, m).test, static_argnums=2)(start, jax.random.key(4), n)
+    for name, m, n in [("one", None, 8), ("split", mesh, 8), ("uneven", mesh, 3)]
 }
-out["test_returns"] = [
-    np.asarray(returns[8, True]).tolist(),
-    np.asarray(returns[8, False]).tolist(),
-]
-out["test_devices"] = [len(returns[n, False].sharding.device_set) for n in (8, 3)]
+out["test_returns"] = [np.asarray(returns[name]).tolist() for name in ("one", "split")]
+out["test_devices"] = [len(returns[name].sharding.device_set) for name in ("split", "uneven")]
 try:
     Trainer(
         algorithm=PGPE(pop_size=4),
