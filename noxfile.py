@@ -19,9 +19,11 @@ def _env() -> dict[str, str]:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The default test suite (slow tests excluded)."""
+    """The default test suite (slow tests excluded), over up to 4 processes (JAX compiles on
+    one core; `nox -s tests -- -n 0` runs in one process)."""
     session.install("-e", ".[test]")
-    session.run("pytest", "--durations=20", *session.posargs, env=_env())
+    workers = ["-n", "auto", "--maxprocesses", "4"]
+    session.run("pytest", *workers, "--durations=20", *session.posargs, env=_env())
 
 
 @nox.session

@@ -46,13 +46,13 @@ def run_two_processes(*args):
 
 def test_two_processes_match_one_and_resume(tmp_path):
     single, multi = tmp_path / "single", tmp_path / "multi"
-    done = subprocess.Popen(  # the one-process run alongside the two-process one
+    done = subprocess.run(
         evolax_command(*SMALL, "--generations", 4, "--run-dir", single),
-        env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=ENV, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
     out0, out1 = run_two_processes(*SMALL, "--generations", 4, "--run-dir", multi)
-    _, err = done.communicate(timeout=600)
-    assert done.returncode == 0, err
     assert "2 processes, 2 cpu device(s)" in out0 and "final test score" in out0
     assert "training" not in out1 and "final test score" not in out1  # only process 0 reports
 

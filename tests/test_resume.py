@@ -21,13 +21,11 @@ ARGS = [
 
 def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
     straight, killed = tmp_path / "straight", tmp_path / "killed"
-    # the uninterrupted run alongside the one to kill
-    done = subprocess.Popen(
-        evolax_command(*ARGS, "--run-dir", str(straight)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+    done = subprocess.run(
+        evolax_command(*ARGS, "--run-dir", str(straight)), capture_output=True, text=True
     )
+    assert done.returncode == 0, done.stderr
+
     process = subprocess.Popen(
         evolax_command(*ARGS, "--run-dir", str(killed)),
         stdout=subprocess.DEVNULL,
@@ -43,8 +41,6 @@ def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL
-    _, err = done.communicate(timeout=600)
-    assert done.returncode == 0, err
 
     resumed = subprocess.run(
         evolax_command("train", "--resume", str(killed), "--no-progress"),
