@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
-from evolax.sharding import population_mesh, request_cpu_devices, split_axis
+from evolax.sharding import even_split, population_mesh, request_cpu_devices, split_axis
 
 
 def test_eight_fake_devices_agree_and_split_the_population():
@@ -90,5 +90,6 @@ def test_split_axis_prefers_the_population_then_the_episodes():
     assert split_axis(18, 8, 8) == "repeats"
     assert split_axis(32, 64, 2, group=16) == "pop"
     assert split_axis(16, 64, 2, group=16) == "repeats"  # EvoJAX's multi-agent WaterWorld
+    assert even_split(16, 3, 2, group=16) is None
     with pytest.raises(ValueError, match=r"pop_size=16 does not divide .* whole environments of "):
         split_axis(16, 3, 2, group=16)

@@ -33,18 +33,28 @@ def population_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
     return Mesh(np.array(devices), (POP_AXIS,))
 
 
-def split_axis(pop_size: int, n_repeats: int, n_devices: int, group: int = 1) -> str:
-    """What ``n_devices`` devices split: ``"pop"`` (each evaluates its slice of the population)
-    or ``"repeats"`` (each evaluates the whole population on its share of the episodes).
+def even_split(pop_size: int, n_repeats: int, n_devices: int, group: int = 1) -> str | None:
+    """What ``n_devices`` devices can split evenly: ``"pop"`` (each evaluates its slice of the
+    population), ``"repeats"`` (each evaluates the whole population on its share of the
+    episodes), or ``None`` (neither).
 
     The population is split when every device gets whole groups of ``group`` individuals (a
     multi-agent task's environment holds ``group``); otherwise the episodes are, when
-    ``n_repeats`` divides evenly. Raises ``ValueError`` when neither does.
+    ``n_repeats`` divides evenly.
     """
     if pop_size % (n_devices * group) == 0:
         return "pop"
     if n_repeats % n_devices == 0:
         return "repeats"
+    return None
+
+
+def split_axis(pop_size: int, n_repeats: int, n_devices: int, group: int = 1) -> str:
+    """:func:`even_split`, raising a ``ValueError`` that names the valid population sizes when
+    neither the population nor the episodes divide evenly."""
+    split = even_split(pop_size, n_repeats, n_devices, group)
+    if split is not None:
+        return split
     unit = n_devices * group
     below = pop_size // unit * unit
     options = [s for s in (below, below + unit) if s > 0]

@@ -19,7 +19,7 @@ from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
 from evolax.rollout import EvalInfo, evaluate
-from evolax.sharding import POP_AXIS, split_axis
+from evolax.sharding import POP_AXIS, even_split, split_axis
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Metrics, PRNGKey
 from evolax.validation import check_positive_int
@@ -226,8 +226,8 @@ class Trainer(eqx.Module):
         copies = task.n_agents if isinstance(task, MultiAgentTask) else 1
         population = replicate(best, copies)
         split = None
-        if self.mesh is not None and n_episodes % self.mesh.shape[POP_AXIS] == 0:
-            split = "repeats"
+        if self.mesh is not None:
+            split = even_split(copies, n_episodes, self.mesh.shape[POP_AXIS], copies)
         _, info = self._evaluate_on(task, population, key, n_episodes, stats, split)
         return jnp.mean(info.returns, axis=0)
 
