@@ -51,7 +51,7 @@ def evolax_loop(case: str):
 
     dim, pop, std, lr = CASES[case]
     algo = {
-        "open_es": lambda: algorithms.OpenES(pop, optimizer=optax.adam(lr), sigma=std),
+        "open_es": lambda: algorithms.OpenES(pop, optimizer=optax.adam(lr), init_std=std),
         "pgpe": lambda: algorithms.PGPE(pop, optimizer=optax.adam(lr), init_std=std),
         "sep_cma_es": lambda: algorithms.SepCMAES(pop, init_std=std),
         "cma_es": lambda: algorithms.CMAES(pop, init_std=std),
@@ -59,7 +59,7 @@ def evolax_loop(case: str):
 
     def generation(state, key):
         population, state = algo.ask(key, state)
-        state, _ = algo.tell(state, population, -sphere(population))
+        state, _ = algo.tell(key, state, population, -sphere(population))
         return state, None
 
     def run(state, key, n):

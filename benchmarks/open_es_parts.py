@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    algo = OpenES(args.pop, optimizer=optax.adam(lr), sigma=std)  # evosax_speed.py's case
+    algo = OpenES(args.pop, optimizer=optax.adam(lr), init_std=std)  # evosax_speed.py's case
 
     def noise(state, key):
         return state, jnp.sum(gaussian(key, (args.pop // 2, args.dim)), axis=-1)
@@ -45,7 +45,7 @@ def main() -> None:
 
     def generation(state, key):
         population, state = algo.ask(key, state)
-        state, _ = algo.tell(state, population, -sphere(population))
+        state, _ = algo.tell(key, state, population, -sphere(population))
         return state, None
 
     parts = {"noise": noise, "ask + sphere": ask_sphere, "generation": generation}

@@ -107,8 +107,9 @@ def optimize(algo, fitness_fn, gap_fn, n_generations: int, key, x0):
     ``fitness_fn(population)``; returns the final state and ``gap_fn(best)`` per generation."""
 
     def generation(state, key):
-        population, state = algo.ask(key, state)
-        state, _ = algo.tell(state, population, fitness_fn(population))
+        ask_key, tell_key = jax.random.split(key)
+        population, state = algo.ask(ask_key, state)
+        state, _ = algo.tell(tell_key, state, population, fitness_fn(population))
         return state, gap_fn(algo.best(state))
 
     run = jax.jit(lambda s, k: jax.lax.scan(generation, s, jax.random.split(k, n_generations)))

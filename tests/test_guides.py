@@ -151,15 +151,20 @@ def test_custom_task(tmp_path, monkeypatch, capsys):
 
 def test_custom_algorithm(tmp_path, monkeypatch, capsys):
     ns = run_page("custom_algorithm.md", tmp_path, monkeypatch)
+    # a complete algorithm on the template in at most 40 lines, as the page says
+    page = (GUIDES / "custom_algorithm.md").read_text()
+    source = page[page.index("class GaussianES") :].split("```")[0].strip()
+    lines = len(source.splitlines())
+    assert lines <= 40 and f"The algorithm is {lines} lines" in page
     assert float(ns["distance"]) < 1e-2, "the ES converges to the sphere's optimum"
-    # the step size follows sigma * decay^t exactly
-    np.testing.assert_allclose(ns["metrics"]["sigma"][-1], 0.5 * 0.97**200, rtol=1e-4)
+    # the step size follows std * decay^t exactly
+    np.testing.assert_allclose(ns["metrics"]["std"][-1], 0.5 * 0.97**200, rtol=1e-4)
     history = ns["history"]
     assert float(history["fitness_mean"][-1]) > float(history["fitness_mean"][0]) + 20
-    assert history["elite_fitness"].shape == (30,)
+    assert history["std"].shape == (30,) and history["best_fitness"].shape == (30,)
     out = capsys.readouterr().out
     assert "n_elite must be at most pop_size=4, got 5" in out
-    assert "sigma must be positive, got 0.0" in out
+    assert "init_std must be positive, got 0.0" in out
     assert "fitness must have shape (pop_size,) = (6,), got (5,)" in out
 
 
@@ -223,8 +228,8 @@ def test_embedding_table_of_traced_fields():
                 state = algorithm.init(key, jnp.zeros(dim))
                 population, state = algorithm.ask(key, state)
                 fitness = to_fitness(sphere)(population)
-                extra = (population[:, :2],) if algorithm.uses_descriptors else ()
-                return algorithm.tell(state, population, fitness, *extra)
+                extra = {name: population[:, :2] for name in algorithm.extra_inputs}
+                return algorithm.tell(key, state, population, fitness, **extra)
 
             values = jnp.full(2, FIELD_VALUES.get(field, 0.5))
             jax.eval_shape(jax.vmap(generation, in_axes=(0, None)), values, jax.random.key(0))

@@ -36,6 +36,24 @@ def test_matches_paper_recurrence():
         np.testing.assert_allclose(got, x, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore:optax.global_norm is deprecated:DeprecationWarning")
+def test_matches_evosax_clipup():
+    """evosax 0.3.2's ``clipup(lr, max_velocity)`` keeps the velocity before the learning
+    rate (clipped at ``max_velocity / lr``) and normalises by ``norm + 1e-8``: the same steps
+    as ``clipup(lr, max_speed=max_velocity)``."""
+    evosax_optimizer = pytest.importorskip("evosax.core.optimizer")
+    ours, theirs = clipup(0.1, max_speed=0.15), evosax_optimizer.clipup(0.1, max_velocity=0.15)
+    params = {"w": jnp.zeros(3), "b": jnp.zeros(())}
+    state_ours, state_theirs = ours.init(params), theirs.init(params)
+    rng = np.random.default_rng(3)
+    for _ in range(8):
+        grads = {"w": jnp.asarray(rng.normal(size=3), jnp.float32), "b": jnp.float32(rng.normal())}
+        a, state_ours = ours.update(grads, state_ours)
+        b, state_theirs = theirs.update(grads, state_theirs)
+        for leaf_a, leaf_b in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+            np.testing.assert_allclose(leaf_a, leaf_b, rtol=1e-5, atol=1e-7)
+
+
 def test_zero_gradient_is_finite():
     opt = clipup(0.1)
     updates, _ = opt.update(jnp.zeros(3), opt.init(jnp.zeros(3)))
@@ -104,14 +122,15 @@ def test_pgpe_with_evojax_adam_follows_evojax_pgpe():
     state = ours.init(jax.random.key(0), jnp.zeros(dim))
     target = jnp.linspace(-50.0, 50.0, dim)  # far: neither the centre nor std converges
     tell = jax.jit(ours.tell)
+    key = jax.random.key(1)  # PGPE's update is deterministic: one key serves
     order = np.r_[0:pop:2, 1:pop:2]  # evolax's layout: [c + e1..n, c - e1..n]
     for _ in range(steps):
         with jax.numpy_rank_promotion("allow"):  # EvoJAX broadcasts implicitly
             solutions = theirs.ask()  # interleaved: [c + e1, c - e1, c + e2, ...]
             fitness = -jnp.sum((solutions - target[None]) ** 2, axis=1)
             theirs.tell(fitness)
-        state, _ = tell(state, solutions[order], fitness[order])
-    np.testing.assert_allclose(state.center, theirs.best_params, rtol=1e-3, atol=1e-4)
+        state, _ = tell(key, state, solutions[order], fitness[order])
+    np.testing.assert_allclose(state.mean, theirs.best_params, rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(state.std, theirs._stdev, rtol=1e-3, atol=1e-5)
 
 

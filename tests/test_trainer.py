@@ -105,9 +105,9 @@ def test_bad_n_repeats():
 
 
 def test_init_scale_scales_the_policy_initialisation(key):
-    start = small_trainer().init(key).algo_state.center
-    zero = small_trainer(init_scale=0.0).init(key).algo_state.center
-    half = small_trainer(init_scale=0.5).init(key).algo_state.center
+    start = small_trainer().init(key).algo_state.best_genome
+    zero = small_trainer(init_scale=0.0).init(key).algo_state.best_genome
+    half = small_trainer(init_scale=0.5).init(key).algo_state.best_genome
     assert any(float(jnp.max(jnp.abs(x))) > 0 for x in jax.tree.leaves(start))
     leaves = (jax.tree.leaves(start), jax.tree.leaves(zero), jax.tree.leaves(half))
     for x, z, h in zip(*leaves, strict=True):

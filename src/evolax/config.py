@@ -378,7 +378,7 @@ def _open_es(config: dict[str, Any]) -> Algorithm:
     return OpenES(
         pop_size=config["pop_size"],
         optimizer=_optimizer(config),
-        sigma=config["init_std"],
+        init_std=config["init_std"],
     )
 
 
@@ -393,7 +393,7 @@ def _map_elites(config: dict[str, Any]) -> Algorithm:
         grid_shape=tuple(config["grid_shape"]),
         descriptor_low=task.descriptor_bounds[0],
         descriptor_high=task.descriptor_bounds[1],
-        iso_sigma=config["init_std"],
+        mutation_std=config["init_std"],
         init_std=config["init_std"],
     )
 
@@ -425,14 +425,14 @@ ALGORITHMS: dict[str, Registered] = {
     "open_es": Registered(
         OpenES, ("pop_size", "optimizer", "center_lr", "max_speed", "init_std"), _open_es
     ),
-    "ars": Registered(  # the paper's update: step size center_lr, noise std init_std
+    "ars": Registered(  # the paper's update: plain steps of center_lr, noise std init_std
         ARS,
         ("pop_size", "top_directions", "center_lr", "init_std"),
         lambda c: ARS(
             pop_size=c["pop_size"],
             top_directions=c["top_directions"],
-            step_size=c["center_lr"],
-            sigma=c["init_std"],
+            optimizer=optax.sgd(c["center_lr"]),
+            init_std=c["init_std"],
         ),
     ),
     "snes": _with_std(SNES),

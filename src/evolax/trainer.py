@@ -91,6 +91,12 @@ class Trainer(eqx.Module):
             if POP_AXIS not in self.mesh.axis_names:
                 raise ValueError(f"mesh must have a {POP_AXIS!r} axis, got {self.mesh.axis_names}")
             _ = self.split  # raises when neither the population nor the episodes split evenly
+        unknown = set(self.algorithm.extra_inputs) - {"descriptors"}
+        if unknown:
+            raise ValueError(
+                f"{type(self.algorithm).__name__} needs {sorted(unknown)} in tell, which the "
+                f"trainer cannot provide (it provides descriptors)"
+            )
         if self.uses_descriptors and self.task.descriptor_bounds is None:
             raise ValueError(
                 f"{type(self.algorithm).__name__} needs behaviour descriptors, but task "
@@ -107,8 +113,8 @@ class Trainer(eqx.Module):
 
     @property
     def uses_descriptors(self) -> bool:
-        """Whether the algorithm's ``tell`` takes behaviour descriptors (quality-diversity)."""
-        return self.algorithm.uses_descriptors
+        """Whether the algorithm declares behaviour descriptors among its ``extra_inputs``."""
+        return "descriptors" in self.algorithm.extra_inputs
 
     def _evaluate(self, population, key, obs_stats) -> tuple[jax.Array, EvalInfo]:
         return self._evaluate_on(
@@ -180,12 +186,15 @@ class Trainer(eqx.Module):
 
     def step(self, state: TrainState) -> tuple[TrainState, Metrics]:
         """One generation. Returns the new state and ``f32[]`` metrics of this generation."""
-        key, ask_key, eval_key = jax.random.split(state.key, 3)
+        # the first three keys are those of a 3-way split: adding tell's kept every stream
+        key, ask_key, eval_key, tell_key = jax.random.split(state.key, 4)
         population, algo_state = self.algorithm.ask(ask_key, state.algo_state)
         obs_stats = state.obs_stats if self.normalize_obs else None
         fitness, info = self._evaluate(population, eval_key, obs_stats)
-        extra = {"descriptors": info.descriptors} if self.uses_descriptors else {}
-        algo_state, algo_metrics = self.algorithm.tell(algo_state, population, fitness, **extra)
+        extra = {name: getattr(info, name) for name in self.algorithm.extra_inputs}
+        algo_state, algo_metrics = self.algorithm.tell(
+            tell_key, algo_state, population, fitness, **extra
+        )
         steps = jnp.sum(info.lengths).astype(jnp.float32)
         new_state = TrainState(
             algo_state=algo_state,

@@ -10,18 +10,22 @@ import pytest
 from evolax.algorithms.ars import ARS, ARSState
 from helpers import optimize
 
-tell = jax.jit(lambda algo, state, population, fitness: algo.tell(state, population, fitness))
+tell = jax.jit(
+    lambda algo, state, population, fitness: algo.tell(
+        jax.random.key(7), state, population, fitness
+    )
+)
 ask = jax.jit(lambda algo, key, state: algo.ask(key, state))
 
 
 def numpy_ars_step(m, delta, r_plus, r_minus, alpha, b):
     """Algorithm 2's update: sort the directions by max(r+, r-), keep the b best and step
     M += alpha / (b sigma_R) sum_k (r_(k)+ - r_(k)-) delta_(k), sigma_R the std of those 2b
-    rewards (float64)."""
+    rewards (float64); returns the new M and sigma_R."""
     order = sorted(range(len(r_plus)), key=lambda k: -max(r_plus[k], r_minus[k]))[:b]
     sigma_r = np.std([r_plus[k] for k in order] + [r_minus[k] for k in order])
     step = sum((r_plus[k] - r_minus[k]) * delta[k] for k in order)
-    return m + alpha / (b * sigma_r) * step
+    return m + alpha / (b * sigma_r) * step, sigma_r
 
 
 @pytest.mark.parametrize("top_directions", [None, 1, 3, 6])
@@ -32,22 +36,26 @@ def test_tell_matches_algorithm_2(key, top_directions):
     delta = rng.standard_normal((n, dim))
     population = np.concatenate([m0 + nu * delta, m0 - nu * delta])
     rewards = rng.standard_normal(2 * n)
-    algo = ARS(pop_size=2 * n, top_directions=top_directions, step_size=alpha, sigma=nu)
+    algo = ARS(
+        pop_size=2 * n, top_directions=top_directions, optimizer=optax.sgd(alpha), init_std=nu
+    )
     state = algo.init(key, jnp.asarray(m0, jnp.float32))
-    new_state, _ = tell(
+    new_state, metrics = tell(
         algo, state, jnp.asarray(population, jnp.float32), jnp.asarray(rewards, jnp.float32)
     )
     b = n if top_directions is None else top_directions
-    expected = numpy_ars_step(m0, delta, rewards[:n], rewards[n:], alpha, b)
+    expected, sigma_r = numpy_ars_step(m0, delta, rewards[:n], rewards[n:], alpha, b)
     assert not np.allclose(expected, m0)
-    np.testing.assert_allclose(new_state.center, expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(new_state.mean, expected, rtol=1e-4, atol=1e-4)
+    assert float(new_state.std) == pytest.approx(nu)  # fixed
+    assert float(metrics["reward_std"]) == pytest.approx(sigma_r, rel=1e-5)
 
 
-def test_ask_is_antithetic_with_std_sigma(key):
-    algo = ARS(pop_size=20000, sigma=0.1)
+def test_ask_is_antithetic_with_std_init_std(key):
+    algo = ARS(pop_size=20000, init_std=0.1)
     state = algo.init(key, {"a": jnp.arange(3.0), "b": jnp.ones((2, 2))})
     population, _ = ask(algo, key, state)
-    for name, center in state.center.items():
+    for name, center in algo.best(state).items():
         x = np.asarray(population[name], np.float64)
         np.testing.assert_allclose(
             x[:10000] + x[10000:], 2 * np.broadcast_to(center, x[:10000].shape), atol=1e-5
@@ -88,38 +96,41 @@ def test_top_directions_reach_the_optimum_within_a_floor(key):
 
 def test_optimizer_option(key):
     optimum = jnp.linspace(-2.0, 3.0, 10)
-    # optax.sgd(alpha) given the negated estimate is the paper's step
+    # the default is the paper's plain step, optax.sgd(alpha = 0.02) given the negated estimate
     plain = ARS(pop_size=8, top_directions=2)
     sgd = ARS(pop_size=8, top_directions=2, optimizer=optax.sgd(0.02))
     state = plain.init(key, jnp.zeros(10))
-    assert isinstance(state.opt_state, optax.EmptyState)
     population, _ = ask(plain, key, state)
     fitness = -jnp.sum((population - optimum[None]) ** 2, 1)
     a, _ = tell(plain, state, population, fitness)
     b, _ = tell(sgd, sgd.init(key, jnp.zeros(10)), population, fitness)
-    np.testing.assert_allclose(a.center, b.center, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(a.mean, b.mean, rtol=1e-6, atol=1e-7)
+    assert not np.allclose(a.mean, state.mean)
     # any optax optimizer works; adam makes progress on the sphere
     _, distance = run_ars(ARS(pop_size=16, optimizer=optax.adam(0.05)), 300, key, optimum)
     assert float(distance[-1]) < 0.2 * float(jnp.linalg.norm(optimum)), float(distance[-1])
 
 
-def test_nan_rewards_count_as_the_worst(key):
+def test_non_finite_rewards_count_as_the_worst_finite_one(key):
+    """ARS steps with reward values (``fitness_shaping=raw``), not ranks: a non-finite reward
+    weighs as the generation's worst finite one; equal rewards give no step."""
     n = 4
     algo = ARS(pop_size=2 * n, top_directions=2)
     state = algo.init(key, jnp.zeros(5))
     population, _ = ask(algo, jax.random.key(1), state)
     fitness = jnp.asarray([1.0, jnp.nan, 0.5, -jnp.inf, -1.0, 2.0, jnp.nan, 0.0])
     new_state, metrics = tell(algo, state, population, fitness)
-    assert np.all(np.isfinite(new_state.center))
+    assert np.all(np.isfinite(new_state.mean))
     assert all(np.isfinite(float(v)) for v in metrics.values())
+    assert not np.allclose(new_state.mean, state.mean)
     # the same as giving them the worst finite reward, -1
     worst = jnp.where(jnp.isfinite(fitness), fitness, -1.0)
     expected, _ = tell(algo, state, population, worst)
-    np.testing.assert_allclose(new_state.center, expected.center, rtol=1e-6)
-    # all NaN, or all equal: no step
-    for fitness in (jnp.full(2 * n, jnp.nan), jnp.full(2 * n, 3.0)):
-        unchanged, _ = tell(algo, state, population, fitness)
-        np.testing.assert_array_equal(unchanged.center, state.center)
+    np.testing.assert_allclose(new_state.mean, expected.mean, rtol=1e-6)
+    # all equal: sigma_R = 0 and no step (not a division by zero)
+    unchanged, metrics = tell(algo, state, population, jnp.full(2 * n, 3.0))
+    np.testing.assert_array_equal(unchanged.mean, state.mean)
+    assert float(metrics["skipped"]) == 0.0 and float(metrics["grad_norm"]) == 0.0
 
 
 @pytest.mark.slow
@@ -140,14 +151,27 @@ def test_v2_is_v1_with_the_trainers_observation_normalisation(key):
     assert isinstance(new_state.algo_state, ARSState)
 
 
+def test_the_cli_registry_builds_it():
+    """``--algo ars``: ``center_lr`` is the paper's step size alpha (plain SGD steps),
+    ``init_std`` the noise std nu."""
+    from evolax.config import ALGORITHMS, resolve
+
+    overrides = {"algo": "ars", "pop_size": 8, "top_directions": 2, "center_lr": 0.05}
+    algo = ALGORITHMS["ars"].build(resolve(None, {**overrides, "init_std": 0.02}))
+    assert isinstance(algo, ARS) and algo.top_directions == 2 and algo.init_std == 0.02
+    grad = jnp.array([1.0, -2.0, 0.5])
+    updates, _ = algo.optimizer.update(grad, algo.optimizer.init(jnp.zeros(3)))
+    np.testing.assert_allclose(updates, -0.05 * grad, rtol=1e-6)
+
+
 def test_rejects_bad_configuration():
     for kwargs, match in [
         ({"pop_size": 0}, "pop_size"),
         ({"pop_size": 7}, "even"),
         ({"pop_size": 8, "top_directions": 5}, "top_directions must be at most"),
         ({"pop_size": 8, "top_directions": 0}, "top_directions"),
-        ({"pop_size": 8, "step_size": 0.0}, "step_size"),
-        ({"pop_size": 8, "sigma": -0.1}, "sigma"),
+        ({"pop_size": 8, "init_std": 0.0}, "init_std"),
+        ({"pop_size": 8, "init_std": -0.1}, "init_std"),
     ]:
         with pytest.raises(ValueError, match=match):
             ARS(**kwargs)
@@ -155,4 +179,4 @@ def test_rejects_bad_configuration():
     algo = ARS(pop_size=4)
     state = algo.init(jax.random.key(0), jnp.zeros(3))
     with pytest.raises(ValueError, match="fitness"):
-        algo.tell(state, jnp.zeros((4, 3)), jnp.zeros(5))
+        algo.tell(jax.random.key(0), state, jnp.zeros((4, 3)), jnp.zeros(5))

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from evolax.algorithms.base import normal
 from evolax.algorithms.differential_evolution import DifferentialEvolution, distinct_indices
 
 X0 = {"a": jnp.arange(6.0).reshape(2, 3), "b": jnp.array([-1.0, 0.5])}  # D = 8
@@ -44,7 +45,7 @@ def numpy_trials(x, fitness, r, u, j_rand, strategy, F, CR):
 def told_state(algo, population, fitness):
     """A state whose members are ``population`` with ``fitness`` (all accepted over ``-inf``)."""
     state = algo.init(jax.random.key(0), X0)
-    state, _ = algo.tell(state, genomes(population), jnp.asarray(fitness))
+    state, _ = algo.tell(jax.random.key(1), state, genomes(population), jnp.asarray(fitness))
     return state
 
 
@@ -62,7 +63,7 @@ def test_trial_vectors_match_the_papers_equations(strategy, F, CR):
     state = told_state(algo, x, fitness)
     key = jax.random.key(3)
     trials, _ = algo.ask(key, state)
-    r, u, j_rand = (np.asarray(a) for a in algo.draws(key, 8))
+    r, u, j_rand = (np.asarray(a) for a in algo.draws(key, jnp.zeros(8)))
     expected = numpy_trials(x.astype(np.float64), fitness, r, u, j_rand, strategy, F, CR)
     np.testing.assert_allclose(flat(trials), expected, rtol=1e-6, atol=1e-6)
     changed = flat(trials) != x
@@ -102,7 +103,9 @@ def test_selection_is_one_to_one_and_greedy_with_nan_as_worst():
     trials = rng.normal(size=(8, 8)).astype(np.float32)
     #  better, equal (trial wins ties), worse, NaN, better, NaN, -inf, +tiny
     trial_fitness = np.array([1, 1, 1, np.nan, 9, np.nan, -np.inf, 7.5], np.float32)
-    new_state, metrics = algo.tell(state, genomes(trials), jnp.asarray(trial_fitness))
+    new_state, metrics = algo.tell(
+        jax.random.key(2), state, genomes(trials), jnp.asarray(trial_fitness)
+    )
     accept = np.array([True, True, False, False, True, False, False, True])
     np.testing.assert_array_equal(new_state.population, np.where(accept[:, None], trials, x))
     np.testing.assert_array_equal(
@@ -113,13 +116,7 @@ def test_selection_is_one_to_one_and_greedy_with_nan_as_worst():
     np.testing.assert_array_equal(
         flat(jax.tree.map(lambda a: a[None], algo.best(new_state)))[0], trials[4]
     )
-    for leaf in jax.tree.leaves(new_state):
-        assert np.all(np.isfinite(np.asarray(leaf)))
-    # a generation of NaNs changes nothing
-    all_nan, metrics = algo.tell(new_state, genomes(trials), jnp.full(8, jnp.nan))
-    np.testing.assert_array_equal(all_nan.population, new_state.population)
-    np.testing.assert_array_equal(all_nan.fitness, new_state.fitness)
-    assert float(metrics["acceptance_rate"]) == 0.0 and float(metrics["best_fitness"]) == 9.0
+    assert np.all(np.isfinite(new_state.population))
 
 
 def test_first_generation_is_the_initial_population_around_x0():
@@ -129,20 +126,89 @@ def test_first_generation_is_the_initial_population_around_x0():
     population, _ = algo.ask(jax.random.key(1), state)
     x0 = flat(jax.tree.map(lambda a: a[None], X0))[0]
     # documented: x0 + init_std * N(0, I), the normals drawn from init's key
-    expected = x0[None] + 0.5 * np.asarray(jax.random.normal(init_key, (8, 8)), np.float64)
+    expected = x0[None] + 0.5 * np.asarray(normal(init_key, (8, 8), jnp.zeros(8)), np.float64)
     np.testing.assert_allclose(flat(population), expected, rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(algo.best(state)["a"], X0["a"])  # x0 before any tell
-    state, metrics = algo.tell(state, population, jnp.zeros(8))
+    state, metrics = algo.tell(jax.random.key(2), state, population, jnp.zeros(8))
     assert float(metrics["acceptance_rate"]) == 1.0  # everything beats the empty -inf slots
     np.testing.assert_allclose(state.population, expected, rtol=1e-6, atol=1e-6)
+
+
+class EvosaxDrawsDE(DifferentialEvolution):
+    """DifferentialEvolution fed the random numbers evosax 0.3.2's ``DifferentialEvolution.
+    _ask`` draws from the same key: one key per member, split into (base, crossover
+    coordinate, crossover draws, differences) keys; the base ``r1`` by ``jax.random.choice``
+    over the others, ``j_rand`` uniform, ``r2, r3`` without replacement among the rest."""
+
+    def draws(self, key, like):
+        pop, dim = self.pop_size, like.shape[0]
+
+        def member(key, i):
+            base_key, j_key, u_key, diff_key = jax.random.split(key, 4)
+            others = jnp.ones(pop).at[i].set(0.0)
+            r1 = jax.random.choice(base_key, pop, p=others)
+            j_rand = jax.random.choice(j_key, dim)
+            u = jax.random.uniform(u_key, (dim,))
+            _, diff_key = jax.random.split(diff_key)
+            r23 = jax.random.choice(diff_key, pop, (2,), replace=False, p=others.at[r1].set(0))
+            return jnp.concatenate([r1[None], r23]), u, j_rand
+
+        return jax.vmap(member)(jax.random.split(key, pop), jnp.arange(pop))
+
+
+def test_generations_match_evosax_from_the_same_draws():
+    """evosax 0.3.2's DifferentialEvolution with elitism=False and a fixed F (its
+    differential_weight_min = max) is rand/1/bin as here: the same mutant, binomial crossover
+    with a forced coordinate, and one-to-one selection where a trial replaces its target on
+    ties (evosax's default elitism=True is best/1/bin, which evolax does not implement). From
+    the same members and the same random numbers, three generations agree: the trials, the
+    members, their fitness and the best-ever genome (evosax minimises: it gets -fitness; a NaN
+    trial never replaces its target in either)."""
+    evosax = pytest.importorskip("evosax.algorithms")
+
+    pop, dim, F, CR = 10, 6, 0.7, 0.6
+    algo = EvosaxDrawsDE(pop_size=pop, differential_weight=F, crossover_rate=CR)
+    es = evosax.DifferentialEvolution(pop, jnp.zeros(dim))
+    params = es.default_params.replace(
+        elitism=False,
+        crossover_rate=CR,
+        differential_weight=F,
+        differential_weight_min=F,
+        differential_weight_max=F,
+    )
+    optimum = jnp.linspace(-1.0, 1.0, dim)
+
+    def fitness_of(x):
+        return -jnp.sum((x - optimum[None]) ** 2, axis=1)
+
+    # the first generation (evolax's initial population) needs no draws
+    first = DifferentialEvolution(pop_size=pop, differential_weight=F, crossover_rate=CR)
+    state = first.init(jax.random.key(0), jnp.zeros(dim))
+    x, state = first.ask(jax.random.key(1), state)
+    state, _ = first.tell(jax.random.key(2), state, x, fitness_of(x))
+    es_state = es.init(jax.random.key(2), x, -fitness_of(x), params)
+    ask, tell = jax.jit(algo.ask), jax.jit(algo.tell)
+    for generation in range(3):
+        ask_key, tell_key = jax.random.split(jax.random.key(10 + generation))
+        x, state = ask(ask_key, state)
+        es_x, es_state = es.ask(ask_key, es_state, params)
+        np.testing.assert_allclose(x, es_x, rtol=1e-6, atol=1e-6)
+        fitness = fitness_of(x).at[generation].set(jnp.nan)
+        state, _ = tell(tell_key, state, x, fitness)
+        es_state, _ = es.tell(tell_key, x, -fitness, es_state, params)
+        np.testing.assert_array_equal(state.population, es_state.population)
+        np.testing.assert_array_equal(state.fitness, -es_state.fitness)
+        np.testing.assert_array_equal(state.best_genome, es_state.best_solution)
+        assert float(state.best_fitness) == -float(es_state.best_fitness)
 
 
 def run_seeds(algo, function, dim, gens, n_seeds=3):
     """Best-ever fitness per generation and the final states of ``n_seeds`` runs from 0."""
 
     def generation(state, key):
-        population, state = algo.ask(key, state)
-        state, metrics = algo.tell(state, population, function(population))
+        ask_key, tell_key = jax.random.split(key)
+        population, state = algo.ask(ask_key, state)
+        state, metrics = algo.tell(tell_key, state, population, function(population))
         return state, metrics["best_fitness"]
 
     def one_seed(key):
@@ -168,8 +234,8 @@ def run_seeds(algo, function, dim, gens, n_seeds=3):
 )
 def test_reaches_1e_6_on_a_shifted_sphere(strategy, pop, F, gens):
     """d = 10, CR = 0.9, init_std = 3, 3 seeds: f - f* < 1e-6 within the budget
-    (rand/1/bin, NP = 30, F = 0.5: reached at generations 165-173 of 400, 12,000 evaluations;
-    current-to-best/1/bin, NP = 40, F = 0.7: at 99-100 of 300; with F = 0.5 and NP <= 30
+    (rand/1/bin, NP = 30, F = 0.5: reached at generations 160-164 of 400, 12,000 evaluations;
+    current-to-best/1/bin, NP = 40, F = 0.7: at 96-101 of 300; with F = 0.5 and NP <= 30
     current-to-best stagnates around 1e-3 .. 1, as an independent numpy DE does too)."""
     dim = 10
     optimum = jnp.linspace(-2.0, 3.0, dim)
@@ -189,7 +255,7 @@ def test_finds_the_global_optimum_of_a_shifted_rastrigin():
     """d = 10, shifted optimum, init_std = 3, NP = 50, F = 0.5, CR = 0.1 (the low CR Storn &
     Price use for separable functions), 600 generations (30,000 evaluations), 3 seeds: the
     best genome is within 1e-3 of the global optimum (measured: in its basin, f < 0.5, by
-    generation ~185; f < 1e-4 by ~275; final distance ~2e-4, the resolution of a float32
+    generations 170-204; f < 1e-4 by 260-301; final distance ~2e-4, the resolution of a float32
     Rastrigin near its optimum)."""
     dim = 10
     optimum = jnp.linspace(-1.3, 1.7, dim)

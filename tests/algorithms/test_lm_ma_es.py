@@ -6,18 +6,17 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.lm_ma_es import (
-    LMMAES,
-    LMMAESState,
-    default_n_vectors,
-    default_pop_size,
-    lmmaes_parameters,
-)
+from evolax.algorithms.cma_es import default_pop_size
+from evolax.algorithms.lm_ma_es import LMMAES, default_n_vectors, lmmaes_parameters
 from evolax.algorithms.noise import gaussian
 from helpers import optimize
 
 ask = jax.jit(lambda algo, key, state: algo.ask(key, state))
-tell = jax.jit(lambda algo, state, population, fitness: algo.tell(state, population, fitness))
+tell = jax.jit(
+    lambda algo, state, population, fitness: algo.tell(
+        jax.random.key(0), state, population, fitness
+    )
+)
 
 
 def numpy_directions(z, vectors, t, dim, lam):
@@ -59,19 +58,19 @@ def test_ask_and_tell_match_algorithm_1(generation):
     dim, lam = 40, 14
     rng = np.random.default_rng(generation)
     algo = LMMAES(pop_size=lam)
+    key = jax.random.key(generation)
     m = default_n_vectors(dim)
     y0 = rng.standard_normal(dim).astype(np.float32).astype(np.float64)
     p0 = rng.standard_normal(dim).astype(np.float32).astype(np.float64)
     v0 = (2 * rng.standard_normal((m, dim))).astype(np.float32).astype(np.float64)
-    state = LMMAESState(
+    state = algo.init(key, jnp.zeros(dim)).replace(
         mean=jnp.asarray(y0, jnp.float32),
-        sigma=jnp.asarray(0.6, jnp.float32),
+        std=jnp.asarray(0.6, jnp.float32),
         p_sigma=jnp.asarray(p0, jnp.float32),
         vectors=jnp.asarray(v0, jnp.float32),
         generation=jnp.asarray(generation, jnp.int32),
     )
     # ask: the same z through algorithm 1's loop
-    key = jax.random.key(generation)
     population, _ = ask(algo, key, state)
     z = np.asarray(gaussian(key, (lam, dim)), np.float64)
     d = numpy_directions(z, v0, generation, dim, lam)
@@ -85,9 +84,11 @@ def test_ask_and_tell_match_algorithm_1(generation):
     new, metrics = tell(algo, state, jnp.asarray(x, jnp.float32), jnp.asarray(fitness, jnp.float32))
     y, sigma, p_sigma, vectors = numpy_update(y0, 0.6, p0, v0, z, d, fitness)
     np.testing.assert_allclose(new.mean, y, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(float(new.sigma), sigma, rtol=1e-5)
+    np.testing.assert_allclose(float(new.std), sigma, rtol=1e-5)
     np.testing.assert_allclose(new.p_sigma, p_sigma, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(new.vectors, vectors, rtol=1e-4, atol=1e-4)
+    assert float(metrics["std"]) == pytest.approx(sigma, rel=1e-5)
+    assert float(metrics["p_sigma_norm"]) == pytest.approx(np.linalg.norm(p_sigma), rel=1e-4)
     assert int(new.generation) == generation + 1 and float(metrics["skipped"]) == 0.0
 
 
@@ -104,8 +105,7 @@ def test_papers_defaults():
 
 def test_reaches_1e_8_on_a_shifted_sphere(key):
     """d = 100, the paper's defaults (lambda = m = 17), sigma_0 = 1 from 1: f - f* < 1e-8
-    within 800 generations (13,600 evaluations; measured 552-595 generations over seeds 0-2;
-    at d = 30, 250-279)."""
+    within 800 generations (13,600 evaluations; measured 540-565 generations over seeds 0-2)."""
     dim = 100
     optimum = jnp.linspace(-2.0, 3.0, dim)
     _, gaps = optimize(
@@ -133,7 +133,7 @@ def ellipsoid_run(dim, condition, budget, key):
 
 def test_reaches_1e_8_on_an_ellipsoid(key):
     """d = 30, condition 1e6, the paper's defaults (lambda = m = 14): f < 1e-8 within 40,000
-    generations (560,000 evaluations; measured 31,300-34,261 generations over seeds 0-2, the
+    generations (560,000 evaluations; measured 27,227-34,631 generations over seeds 0-2, the
     same pace as a float64 numpy transcription: rank-m adaptation of a full-rank ellipsoid is
     slow at small d, where a full CMA-ES needs about 20,000 evaluations)."""
     _, gaps = ellipsoid_run(30, 1e6, 40_000, key)
@@ -144,7 +144,7 @@ def test_reaches_1e_8_on_an_ellipsoid(key):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_reaches_1e_8_on_an_ellipsoid_in_d_100(seed):
     """d = 100, condition 1e4, lambda = m = 17: f < 1e-8 within 16,000 generations (measured
-    13,217-13,623, seeds 0-2)."""
+    11,893-12,838, seeds 0-2)."""
     _, gaps = ellipsoid_run(100, 1e4, 16_000, jax.random.key(seed))
     assert float(gaps[-1]) < 1e-8, float(gaps[-1])
 
@@ -154,7 +154,7 @@ def test_small_dimension_needs_c_sigma(key):
         LMMAES(pop_size=10).init(key, jnp.zeros(10))  # c_sigma = 2 lambda / d = 2
     with pytest.raises(ValueError, match="pop_size must be at most dim"):
         LMMAES(pop_size=12, c_sigma=0.5).init(key, jnp.zeros(10))
-    # with c_sigma given, d = 10 works: f - f* < 1e-8 within 300 generations (measured 137-149)
+    # with c_sigma given, d = 10 works: f - f* < 1e-8 within 300 generations (measured 109-179)
     optimum = jnp.linspace(-2.0, 3.0, 10)
     _, gaps = optimize(
         LMMAES(pop_size=10, c_sigma=1.0),
@@ -178,7 +178,7 @@ def test_runs_at_a_million_dimensions_in_o_m_d_memory(key):
 
     def step(state, key):
         population, state = algo.ask(key, state)
-        return algo.tell(state, population, -jnp.sum((population - 1.0) ** 2, 1))
+        return algo.tell(key, state, population, -jnp.sum((population - 1.0) ** 2, 1))
 
     state = algo.init(key, jnp.zeros(dim))
     limit = max(m, 6) * dim
@@ -202,6 +202,8 @@ def test_runs_at_a_million_dimensions_in_o_m_d_memory(key):
         assert np.prod(shape, dtype=np.int64) <= limit and shape.count(dim) <= 1, shape
 
     jitted = jax.jit(step, donate_argnums=0)
+    # init's mean and best genome share x0's buffer (a flat genome): donate copies
+    state = jax.tree.map(jnp.copy, state)
     fitness = []
     for generation in range(4):
         state, metrics = jitted(state, jax.random.fold_in(key, generation))
@@ -213,23 +215,6 @@ def test_runs_at_a_million_dimensions_in_o_m_d_memory(key):
     # the mean moved towards the optimum: f(x0) = -d; each step gains about 2 |x - x*| sigma
     # E[z_w . grad] = 0.6 +- 0.3 while its orthogonal part costs sigma^2 d / mu_w = 0.04
     assert fitness[-1] > -dim + 0.5, fitness
-
-
-def test_nan_fitness_ranks_last_and_keeps_the_state_finite(key):
-    dim, lam = 40, 8
-    algo = LMMAES(pop_size=lam)
-    state = algo.init(key, jnp.zeros(dim))
-    population, _ = ask(algo, jax.random.key(1), state)
-    fitness = jnp.asarray([1.0, jnp.nan, 0.5, jnp.nan, -1.0, 2.0, jnp.nan, 0.0])
-    new_state, _ = tell(algo, state, population, fitness)
-    for leaf in jax.tree.leaves(new_state):
-        assert np.all(np.isfinite(leaf))
-    # NaN ranks last: only the 4 best (all finite) are recombined, as with -inf
-    expected, _ = tell(algo, state, population, jnp.where(jnp.isnan(fitness), -jnp.inf, fitness))
-    np.testing.assert_array_equal(new_state.mean, expected.mean)
-    all_nan, _ = tell(algo, state, population, jnp.full(lam, jnp.nan))
-    for leaf in jax.tree.leaves(all_nan):
-        assert np.all(np.isfinite(leaf))
 
 
 def test_rejects_bad_configuration():
@@ -246,4 +231,4 @@ def test_rejects_bad_configuration():
     algo = LMMAES(pop_size=4)
     state = algo.init(jax.random.key(0), jnp.zeros(20))
     with pytest.raises(ValueError, match="fitness"):
-        algo.tell(state, jnp.zeros((4, 20)), jnp.zeros(5))
+        algo.tell(jax.random.key(0), state, jnp.zeros((4, 20)), jnp.zeros(5))

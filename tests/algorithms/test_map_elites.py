@@ -49,13 +49,16 @@ def test_tell_matches_sequential_insertion(key):
         fitness = rng.integers(0, 8, size=pop).astype(np.float32)  # many ties
         fitness[rng.random(pop) < 0.1] = np.nan
         descriptors = rng.random((pop, 2)).astype(np.float32)
-        state, metrics = algo.tell(state, jnp.asarray(genomes), fitness, descriptors)
+        state, metrics = algo.tell(
+            key, state, jnp.asarray(genomes), fitness, descriptors=descriptors
+        )
         # ties between children: the first one in population order wins, as in the loop
         cells = numpy_cells(descriptors, (5, 5), (0, 0), (1, 1))
         archive_f, archive_g = numpy_insert(archive_f, archive_g, genomes, fitness, cells)
         np.testing.assert_array_equal(state.fitness, archive_f)
         filled = np.isfinite(archive_f)
-        np.testing.assert_array_equal(np.asarray(state.genomes)[filled], archive_g[filled])
+        np.testing.assert_array_equal(np.asarray(state.population)[filled], archive_g[filled])
+        np.testing.assert_array_equal(np.asarray(state.population)[~filled], 0.0)  # x0
     assert float(metrics["coverage"]) == pytest.approx(filled.mean())
     assert float(metrics["qd_score"]) == pytest.approx(archive_f[filled].sum())
 
@@ -65,13 +68,14 @@ def test_fills_the_grid_with_each_cells_optimum(key):
     fitness is minus the squared distance from c to the cell, which the archive must reach."""
     grid, centre = (8, 8), np.array([0.33, -0.41])
     algo = MAPElites(
-        128, grid, (-1.0, -1.0), (1.0, 1.0), iso_sigma=0.05, init_std=0.5, qd_offset=-100.0
+        128, grid, (-1.0, -1.0), (1.0, 1.0), mutation_std=0.05, init_std=0.5, qd_offset=-100.0
     )
 
     def generation(state, key):
-        population, state = algo.ask(key, state)
+        ask_key, tell_key = jax.random.split(key)
+        population, state = algo.ask(ask_key, state)
         fitness = -jnp.sum((population - jnp.asarray(centre)[None]) ** 2, axis=1)
-        state, metrics = algo.tell(state, population, fitness, population)
+        state, metrics = algo.tell(tell_key, state, population, fitness, descriptors=population)
         return state, metrics["qd_score"]
 
     state, qd = jax.jit(lambda s, k: jax.lax.scan(generation, s, jax.random.split(k, 500)))(
@@ -95,20 +99,24 @@ def test_fills_the_grid_with_each_cells_optimum(key):
     assert gap.max() < 0.05 and gap.mean() < 0.008, (gap.max(), gap.mean())
     assert np.all(np.diff(np.asarray(qd)) >= -1e-4), "QD-score (offset below every f) never falls"
     np.testing.assert_allclose(algo.best(state), centre, atol=0.05)
+    # the best-ever genome the template keeps is the best elite
+    np.testing.assert_array_equal(algo.best(state), state.population[jnp.argmax(state.fitness)])
+    assert float(state.best_fitness) == float(jnp.max(state.fitness))
 
 
 def test_ask_uses_only_elites_and_the_line_operator(key):
-    algo = MAPElites(1000, (4,), (0.0,), (4.0,), iso_sigma=0.0, line_sigma=0.3)
+    algo = MAPElites(1000, (4,), (0.0,), (4.0,), mutation_std=0.0, line_std=0.3)
     state = algo.init(key, jnp.zeros(2))
     elites = jnp.array([[1.0, 0.0], [0.0, 1.0]])
     state, _ = algo.tell(
+        key,
         state,
         jnp.tile(elites, (500, 1)),
         jnp.ones(1000),
-        jnp.tile(jnp.array([[0.5], [2.5]]), (500, 1)),
+        descriptors=jnp.tile(jnp.array([[0.5], [2.5]]), (500, 1)),
     )
     children, _ = algo.ask(key, state)
-    # with iso_sigma = 0 every child lies on the line through the two elites: x + y = 1
+    # with mutation_std = 0 every child lies on the line through the two elites: x + y = 1
     np.testing.assert_allclose(np.sum(children, axis=1), 1.0, atol=1e-5)
     t = np.asarray(children[:, 1])  # position along the line; N(0, 0.3^2) steps from a parent
     steps = np.minimum(np.abs(t), np.abs(1 - t))
@@ -129,7 +137,8 @@ def test_rejects_bad_configuration_and_missing_descriptors(key):
         ({"grid_shape": (0, 3)}, "grid_shape"),
         ({"descriptor_low": (0.0,)}, "descriptor_low"),
         ({"descriptor_high": (0.0, 0.0)}, "below"),
-        ({"iso_sigma": -1.0}, "iso_sigma"),
+        ({"mutation_std": -1.0}, "mutation_std"),
+        ({"line_std": -1.0}, "line_std"),
         ({"init_std": 0.0}, "init_std"),
     ]:
         args = {"pop_size": 4, "grid_shape": (3, 3), "descriptor_low": (0, 0)}
@@ -138,10 +147,12 @@ def test_rejects_bad_configuration_and_missing_descriptors(key):
             MAPElites(**args)
     algo = MAPElites(4, (3, 3), (0, 0), (1, 1))
     state = algo.init(key, jnp.zeros(2))
-    with pytest.raises(ValueError, match="descriptors"):
-        algo.tell(state, jnp.zeros((4, 2)), jnp.zeros(4))
-    with pytest.raises(ValueError, match=r"descriptors must have shape \(pop, 2\)"):
-        algo.tell(state, jnp.zeros((4, 2)), jnp.zeros(4), jnp.zeros((4, 3)))
+    assert MAPElites.extra_inputs == ("descriptors",)
+    with pytest.raises(ValueError, match="needs descriptors"):
+        algo.tell(key, state, jnp.zeros((4, 2)), jnp.zeros(4))
+    for shape in [(4, 3), (5, 2)]:
+        with pytest.raises(ValueError, match=r"descriptors must have shape \(pop, 2\)"):
+            algo.tell(key, state, jnp.zeros((4, 2)), jnp.zeros(4), descriptors=jnp.zeros(shape))
 
 
 def test_trains_cartpole_through_the_trainer(key):
@@ -177,10 +188,11 @@ def test_trainer_rejects_a_task_without_descriptors():
 def test_archive_metrics_offset(key):
     algo = MAPElites(2, (2,), (0,), (1,))
     state, _ = algo.tell(
+        key,
         algo.init(key, jnp.zeros(1)),
         jnp.zeros((2, 1)),
         jnp.array([1.0, 3.0]),
-        jnp.array([[0.1], [0.9]]),
+        descriptors=jnp.array([[0.1], [0.9]]),
     )
     metrics = archive_metrics(state, qd_offset=-10.0)
     assert float(metrics["qd_score"]) == pytest.approx(24.0)

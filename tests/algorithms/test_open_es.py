@@ -7,6 +7,7 @@ import optax
 import pytest
 
 from evolax.algorithms import OpenES
+from evolax.algorithms.shaping import centered_rank, chain, weight_decay
 
 
 def numpy_ranks(fitness):
@@ -15,32 +16,43 @@ def numpy_ranks(fitness):
     return ranks / (len(fitness) - 1) - 0.5
 
 
-@pytest.mark.parametrize("decay", [0.0, 0.05])
-def test_tell_matches_the_papers_update_with_sgd(key, decay):
-    """Algorithm 2 of the paper: theta += lr / (n sigma) * sum_i u_i eps_i."""
-    lr, sigma, dim, pop = 0.3, 0.2, 6, 10
-    algo = OpenES(pop_size=pop, optimizer=optax.sgd(lr), sigma=sigma, weight_decay=decay)
+@pytest.mark.parametrize(("decay", "antithetic"), [(0.0, True), (0.05, True), (0.05, False)])
+def test_tell_matches_the_papers_update_with_sgd(key, decay, antithetic):
+    """Algorithm 2 of the paper: theta += lr / (n sigma) * sum_i u_i eps_i, with the L2
+    penalty ``chain(weight_decay(c), centered_rank)`` before the ranks."""
+    lr, std, dim, pop = 0.3, 0.2, 6, 10
+    algo = OpenES(
+        pop_size=pop,
+        optimizer=optax.sgd(lr),
+        init_std=std,
+        antithetic=antithetic,
+        fitness_shaping=chain(weight_decay(decay), centered_rank),
+    )
     x0 = {"a": jnp.arange(4.0), "b": jnp.ones(2)}
     state = algo.init(key, x0)
     population, _ = algo.ask(jax.random.key(1), state)
     fitness = jax.random.normal(jax.random.key(2), (pop,))
-    new_state, metrics = jax.jit(algo.tell)(state, population, fitness)
+    new_state, metrics = jax.jit(algo.tell)(jax.random.key(3), state, population, fitness)
 
     flat = np.concatenate([np.asarray(population["a"]), np.asarray(population["b"])], axis=1)
-    center = np.concatenate([np.arange(4.0), np.ones(2)])
-    eps = (flat - center) / sigma
-    np.testing.assert_allclose(eps[: pop // 2], -eps[pop // 2 :], atol=1e-5)  # antithetic
+    mean = np.concatenate([np.arange(4.0), np.ones(2)])
+    eps = (flat - mean) / std
+    if antithetic:
+        np.testing.assert_allclose(eps[: pop // 2], -eps[pop // 2 :], atol=1e-5)
     shaped = np.asarray(fitness, np.float64) - decay * np.mean(flat**2, axis=1)
-    grad = numpy_ranks(shaped) @ eps / (pop * sigma)
-    expected = center + lr * grad
-    got = np.concatenate([np.asarray(new_state.center["a"]), np.asarray(new_state.center["b"])])
-    assert got.shape == (dim,)
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    grad = numpy_ranks(shaped) @ eps / (pop * std)
+    expected = mean + lr * grad
+    assert new_state.mean.shape == (dim,)
+    np.testing.assert_allclose(new_state.mean, expected, rtol=1e-5, atol=1e-5)
+    best = algo.best(new_state)  # the mean as x0's pytree
+    best = np.concatenate([best["a"], best["b"]])
+    np.testing.assert_allclose(best, expected, rtol=1e-5, atol=1e-5)
     assert float(metrics["grad_norm"]) == pytest.approx(np.linalg.norm(grad), rel=1e-5)
+    assert float(metrics["std"]) == pytest.approx(std)
 
 
-def test_ask_samples_isotropic_noise_around_the_center(key):
-    algo = OpenES(pop_size=4000, sigma=0.5, antithetic=False)
+def test_ask_samples_isotropic_noise_around_the_mean(key):
+    algo = OpenES(pop_size=4000, init_std=0.5, antithetic=False)
     state = algo.init(key, jnp.full(3, 2.0))
     population, _ = algo.ask(jax.random.key(3), state)
     assert population.shape == (4000, 3)
@@ -48,28 +60,31 @@ def test_ask_samples_isotropic_noise_around_the_center(key):
     np.testing.assert_allclose(population.std(axis=0), 0.5, atol=0.03)
 
 
-def test_sigma_decays_to_its_floor(key):
-    algo = OpenES(pop_size=4, sigma=1.0, sigma_decay=0.5, sigma_min=0.2)
+def test_std_decays_to_its_floor(key):
+    algo = OpenES(pop_size=4, init_std=1.0, std_decay=0.5, std_min=0.2)
     state = algo.init(key, jnp.zeros(2))
-    sigmas = []
+    stds, metric = [], []
     for _ in range(4):
         population, state = algo.ask(key, state)
-        state, _ = algo.tell(state, population, jnp.arange(4.0))
-        sigmas.append(float(state.sigma))
-    assert sigmas == pytest.approx([0.5, 0.25, 0.2, 0.2])
+        state, metrics = algo.tell(key, state, population, jnp.arange(4.0))
+        stds.append(float(state.std))
+        metric.append(float(metrics["std"]))
+    assert stds == pytest.approx([0.5, 0.25, 0.2, 0.2])
+    assert metric == pytest.approx(stds)
 
 
 def test_maximises_a_shifted_sphere_in_one_scan(key):
     """From 0 to the optimum at 1 (d = 10) within 400 generations of pop 32."""
     schedule = optax.exponential_decay(0.05, transition_steps=100, decay_rate=0.5)
-    algo = OpenES(pop_size=32, optimizer=optax.adam(schedule), sigma=0.1, sigma_decay=0.99,
-                  sigma_min=0.005)  # fmt: skip
+    algo = OpenES(pop_size=32, optimizer=optax.adam(schedule), init_std=0.1, std_decay=0.99,
+                  std_min=0.005)  # fmt: skip
     target = jnp.ones(10)
 
     def generation(state, key):
-        population, state = algo.ask(key, state)
+        ask_key, tell_key = jax.random.split(key)
+        population, state = algo.ask(ask_key, state)
         fitness = -jnp.sum((population - target[None]) ** 2, axis=1)
-        state, _ = algo.tell(state, population, fitness)
+        state, _ = algo.tell(tell_key, state, population, fitness)
         return state, None
 
     state, _ = jax.jit(lambda s, k: jax.lax.scan(generation, s, jax.random.split(k, 400)))(
@@ -82,10 +97,10 @@ def test_rejects_bad_configuration():
     for kwargs, match in [
         ({"pop_size": 0}, "pop_size"),
         ({"pop_size": 5}, "even"),
-        ({"pop_size": 4, "sigma": 0.0}, "sigma"),
-        ({"pop_size": 4, "sigma_decay": 1.5}, "sigma_decay"),
-        ({"pop_size": 4, "sigma_min": -1.0}, "sigma_min"),
-        ({"pop_size": 4, "weight_decay": -0.1}, "weight_decay"),
+        ({"pop_size": 4, "init_std": 0.0}, "init_std"),
+        ({"pop_size": 4, "std_decay": 1.5}, "std_decay"),
+        ({"pop_size": 4, "std_decay": 0.0}, "std_decay"),
+        ({"pop_size": 4, "std_min": -1.0}, "std_min"),
     ]:
         with pytest.raises(ValueError, match=match):
             OpenES(**kwargs)
@@ -94,7 +109,7 @@ def test_rejects_bad_configuration():
     state = algo.init(jax.random.key(0), jnp.zeros(2))
     population, _ = algo.ask(jax.random.key(0), state)
     with pytest.raises(ValueError, match="fitness"):
-        algo.tell(state, population, jnp.zeros(3))
+        algo.tell(jax.random.key(0), state, population, jnp.zeros(3))
 
 
 def test_the_cli_registry_builds_it():
@@ -103,6 +118,6 @@ def test_the_cli_registry_builds_it():
     assert "open_es" in ALGORITHMS
     overrides = {"algo": "open_es", "pop_size": 8, "init_std": 0.3, "center_lr": 0.02}
     trainer = build_trainer(resolve(None, {**overrides, "hidden_sizes": [4], "max_steps": 5}))
-    assert isinstance(trainer.algorithm, OpenES) and trainer.algorithm.sigma == 0.3
+    assert isinstance(trainer.algorithm, OpenES) and trainer.algorithm.init_std == 0.3
     _, metrics = jax.jit(trainer.run, static_argnums=1)(trainer.init(jax.random.key(0)), 2)
-    np.testing.assert_allclose(metrics["sigma"], 0.3)
+    np.testing.assert_allclose(metrics["std"], 0.3)

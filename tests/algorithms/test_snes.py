@@ -3,10 +3,12 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 from evolax.algorithms import SNES
-from evolax.algorithms.snes import default_pop_size, default_std_lr
+from evolax.algorithms.cma_es import default_pop_size
+from evolax.algorithms.snes import default_std_lr
 
 
 def numpy_nes_utilities(fitness):
@@ -18,22 +20,27 @@ def numpy_nes_utilities(fitness):
     return utilities
 
 
-def test_tell_matches_the_papers_update(key):
+@pytest.mark.parametrize("lr", [None, 0.3])
+def test_tell_matches_the_papers_update(key, lr):
+    """Algorithm 6 with eta_mu = 1 (the default ``optax.sgd(1.0)``) or ``optax.sgd(lr)``."""
     pop, dim = 8, 5
-    algo = SNES(pop_size=pop, init_std=0.7)
+    kwargs = {} if lr is None else {"optimizer": optax.sgd(lr)}
+    algo = SNES(pop_size=pop, init_std=0.7, **kwargs)
     state = algo.init(key, {"w": jnp.arange(5.0)})
     population, _ = algo.ask(jax.random.key(1), state)
     fitness = np.asarray(jax.random.normal(jax.random.key(2), (pop,)))
-    new_state, _ = jax.jit(algo.tell)(state, population, fitness)
+    new_state, metrics = jax.jit(algo.tell)(jax.random.key(3), state, population, fitness)
 
     mu, sigma = np.arange(5.0), np.full(dim, 0.7)
     s = (np.asarray(population["w"], np.float64) - mu) / sigma
     u = numpy_nes_utilities(fitness)
     assert abs(u.sum()) < 1e-12
-    expected_mu = mu + sigma * (u @ s)
+    expected_mu = mu + (1.0 if lr is None else lr) * sigma * (u @ s)
     expected_sigma = sigma * np.exp(0.5 * default_std_lr(dim) * (u @ (s**2 - 1)))
-    np.testing.assert_allclose(new_state.center["w"], expected_mu, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(new_state.mean, expected_mu, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(algo.best(new_state)["w"], expected_mu, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(new_state.std, expected_sigma, rtol=1e-5)
+    assert float(metrics["std"]) == pytest.approx(expected_sigma.mean(), rel=1e-5)
 
 
 def test_papers_defaults():
@@ -48,8 +55,10 @@ def test_reaches_1e_8_on_a_shifted_sphere(key):
     optimum = jnp.linspace(-2.0, 3.0, dim)
 
     def generation(state, key):
-        population, state = algo.ask(key, state)
-        state, _ = algo.tell(state, population, -jnp.sum((population - optimum[None]) ** 2, 1))
+        ask_key, tell_key = jax.random.split(key)
+        population, state = algo.ask(ask_key, state)
+        fitness = -jnp.sum((population - optimum[None]) ** 2, 1)
+        state, _ = algo.tell(tell_key, state, population, fitness)
         return state, jnp.sum((algo.best(state) - optimum) ** 2)
 
     _, gaps = jax.jit(lambda s, k: jax.lax.scan(generation, s, jax.random.split(k, 1500)))(
@@ -61,7 +70,6 @@ def test_reaches_1e_8_on_a_shifted_sphere(key):
 def test_rejects_bad_configuration():
     for kwargs, match in [
         ({"pop_size": 1}, "pop_size"),
-        ({"pop_size": 4, "center_lr": 0.0}, "center_lr"),
         ({"pop_size": 4, "std_lr": -1.0}, "std_lr"),
         ({"pop_size": 4, "init_std": 0.0}, "init_std"),
     ]:
@@ -76,4 +84,4 @@ def test_the_cli_registry_builds_it():
     trainer = build_trainer(config)
     assert isinstance(trainer.algorithm, SNES) and trainer.algorithm.init_std == 0.2
     _, metrics = jax.jit(trainer.run, static_argnums=1)(trainer.init(jax.random.key(0)), 2)
-    assert metrics["std_mean"].shape == (2,)
+    assert metrics["std"].shape == (2,)

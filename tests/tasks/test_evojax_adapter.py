@@ -307,5 +307,6 @@ def test_evosax_guide_evosax_loop_finds_the_same_minimum():
     """The evosax 0.3 loop the guide translates runs as written and agrees (x = 1)."""
     pytest.importorskip("evosax", reason="the guide's evosax side needs evosax 0.3")
     namespace: dict = {}
-    exec(compile(evosax_guide_blocks("py"), str(FROM_EVOSAX), "exec"), namespace)
+    with jax.numpy_rank_promotion("allow"):  # evosax broadcasts implicitly
+        exec(compile(evosax_guide_blocks("py"), str(FROM_EVOSAX), "exec"), namespace)
     np.testing.assert_allclose(namespace["evosax_mean"], np.ones(10), atol=1e-4)

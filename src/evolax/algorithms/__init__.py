@@ -3,12 +3,19 @@
 from evolax.algorithms.ars import ARS, ARSState
 from evolax.algorithms.base import (
     Algorithm,
-    check_fitness,
+    DistributionAlgorithm,
+    DistributionState,
+    GradientES,
+    GradientESState,
+    PopulationAlgorithm,
+    PopulationState,
+    State,
     flatten_population,
     mirrored,
     unflatten_population,
 )
 from evolax.algorithms.cma_es import CMAES, CMAESState
+from evolax.algorithms.cma_family import CMAFamily, CMAState
 from evolax.algorithms.cr_fm_nes import CRFMNES, CRFMNESState
 from evolax.algorithms.differential_evolution import DEState, DifferentialEvolution
 from evolax.algorithms.lm_ma_es import LMMAES, LMMAESState
@@ -21,10 +28,13 @@ from evolax.algorithms.restarts import RestartRecord, RestartResult, bipop, ipop
 from evolax.algorithms.sep_cma_es import SepCMAES, SepCMAESState
 from evolax.algorithms.shaping import (
     centered_rank,
+    chain,
     cma_weights,
     finite_fitness,
     min_max,
     nes_utilities,
+    rank_utilities,
+    raw,
     weight_decay,
     z_score,
 )
@@ -38,9 +48,15 @@ __all__ = [
     "Algorithm",
     "CMAES",
     "CMAESState",
+    "CMAFamily",
+    "CMAState",
     "CRFMNES",
     "CRFMNESState",
     "DEState",
+    "DistributionAlgorithm",
+    "DistributionState",
+    "GradientES",
+    "GradientESState",
     "DifferentialEvolution",
     "LMMAES",
     "LMMAESState",
@@ -50,6 +66,8 @@ __all__ = [
     "OpenESState",
     "PGPE",
     "PGPEState",
+    "PopulationAlgorithm",
+    "PopulationState",
     "PSO",
     "PSOState",
     "RestartRecord",
@@ -58,6 +76,7 @@ __all__ = [
     "SNESState",
     "SepCMAES",
     "SepCMAESState",
+    "State",
     "SimpleGA",
     "SimpleGAState",
     "XNES",
@@ -65,7 +84,7 @@ __all__ = [
     "archive_metrics",
     "bipop",
     "centered_rank",
-    "check_fitness",
+    "chain",
     "cma_weights",
     "finite_fitness",
     "flatten_population",
@@ -74,6 +93,8 @@ __all__ = [
     "min_max",
     "mirrored",
     "nes_utilities",
+    "rank_utilities",
+    "raw",
     "unflatten_population",
     "weight_decay",
     "z_score",

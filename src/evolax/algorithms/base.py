@@ -1,53 +1,254 @@
-"""The ask/tell interface every evolution algorithm implements."""
+"""The one template every evolution algorithm is written on.
+
+The public ``init / ask / tell / best`` are written here, once. They check shapes, apply the
+fitness rule, flatten pytree genomes to a ``[pop, D]`` matrix and back, keep the best-ever
+genome, count generations and return the standard metrics. An algorithm writes only its maths
+on flat arrays: ``_init(key, x0) -> state``, ``_ask(key, state) -> (x, state)`` and
+``_tell(key, state, x, fitness, **extra) -> (state, metrics)``.
+
+**Fitness rule.** ``tell`` replaces every non-finite fitness (NaN, ``-inf``, ``+inf``) by
+``-inf`` before ``_tell`` sees it: rank-based utilities give such individuals the worst rank's
+utility, value-based ones the worst finite fitness (:mod:`evolax.algorithms.shaping`), so they
+never pull the search toward themselves, and they never become the best-ever. A generation in
+which no fitness is finite, or whose update breaks down numerically (NaN or ``+inf`` in the
+new state, a spread that is not positive), leaves the algorithm's state as it was; the metrics
+``nonfinite`` and ``skipped`` count both.
+"""
 
 from __future__ import annotations
 
 import abc
-from typing import ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
+import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import optax
 from jax.flatten_util import ravel_pytree
-from jaxtyping import Array, Float
+from jaxtyping import Array, Float, Int
 
+from evolax.algorithms.noise import gaussian
+from evolax.algorithms.shaping import Shaping
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import population_size
+from evolax.validation import check_positive_int, population_size
+
+HIGHEST = jax.lax.Precision.HIGHEST
+"""Full-precision matrix products (the default on CPU; TPU and GPU would round to bf16/tf32)."""
 
 
-class Algorithm(eqx.Module):
+@chex.dataclass(frozen=True, kw_only=True)
+class State:
+    """The fields every algorithm's state has; :meth:`Algorithm.tell` keeps them.
+
+    Attributes:
+        best_genome: the best genome ever told, a pytree (``x0`` until a finite fitness is
+            told). It also carries the genome's pytree structure.
+        best_fitness: its fitness, ``[]`` (``-inf`` until a finite fitness is told).
+        generation: the number of ``tell`` calls so far, ``i32[]``.
+    """
+
+    best_genome: Params = None
+    best_fitness: Float[Array, ""] = None  # type: ignore[assignment]  # the template sets it
+    generation: Int[Array, ""] = None  # type: ignore[assignment]
+
+
+@chex.dataclass(frozen=True, kw_only=True)
+class DistributionState(State):
+    """The state of a search distribution: its mean and spread (flat arrays).
+
+    Attributes:
+        mean: the search distribution's mean, ``[D]``: what :meth:`Algorithm.best` returns.
+        std: its spread, ``[]`` (a step size) or ``[D]`` (one per coordinate).
+    """
+
+    mean: Float[Array, " dim"]
+    std: Float[Array, "..."]
+
+
+@chex.dataclass(frozen=True, kw_only=True)
+class GradientESState(DistributionState):
+    """The state of a distribution whose mean follows an estimated gradient.
+
+    Attributes:
+        opt_state: the optax state of the mean's optimizer.
+    """
+
+    opt_state: optax.OptState
+
+
+@chex.dataclass(frozen=True, kw_only=True)
+class PopulationState(State):
+    """The state of a population-based algorithm: its members and their fitness.
+
+    Attributes:
+        population: the current members, ``[pop, D]``.
+        fitness: their fitness, ``[pop]`` (``-inf`` before they are evaluated).
+    """
+
+    population: Float[Array, "pop dim"]
+    fitness: Float[Array, " pop"]
+
+
+S = TypeVar("S", bound=State)
+
+
+class Algorithm(eqx.Module, Generic[S]):
     """An ask/tell evolution algorithm over pytree genomes; fitness is maximised.
 
-    Subclasses are frozen equinox modules whose fields are configuration; all run-time
-    state lives in the ``chex`` dataclass returned by :meth:`init` and threaded through.
+    Subclasses are frozen equinox modules whose fields are configuration, and write only
+    ``_init``, ``_ask`` and ``_tell`` on flat arrays (see the module's docstring).
     """
 
     pop_size: eqx.AbstractVar[int]
-    uses_descriptors: ClassVar[bool] = False
-    """Quality-diversity algorithms set this: their ``tell`` also takes ``descriptors``
-    (``f32[pop, n_desc]``), which the trainer gets from ``Task.descriptor``."""
+    extra_inputs: ClassVar[tuple[str, ...]] = ()
+    """The names of the extra keyword arguments ``tell`` needs besides the fitness, e.g.
+    ``("descriptors",)`` for quality diversity; the trainer passes what is declared here."""
+
+    def __check_init__(self):
+        check_positive_int("pop_size", self.pop_size)
+
+    # ---- the maths, written by each algorithm ---------------------------------------------
 
     @abc.abstractmethod
-    def init(self, key: PRNGKey, x0: Params):
-        """Initial state. ``x0`` fixes the genome's pytree structure (and is the start point)."""
+    def _init(self, key: PRNGKey, x0: Float[Array, " dim"]) -> S:
+        """The algorithm's state around the flat start genome ``x0`` (common fields unset)."""
 
     @abc.abstractmethod
-    def ask(self, key: PRNGKey, state) -> tuple[Population, object]:
+    def _ask(self, key: PRNGKey, state: S) -> tuple[Float[Array, "pop dim"], S]:
+        """The flat population to evaluate next, ``[pop, D]``."""
+
+    @abc.abstractmethod
+    def _tell(self, *args: Any, **kwargs: Any) -> tuple[S, Metrics]:
+        """``_tell(key, state, x, fitness, **extra) -> (state, metrics)``: the update from
+        the flat population ``x`` (``[pop, D]``) and its fitness (``[pop]``, non-finite values
+        as ``-inf``); ``extra`` holds the inputs named in :attr:`extra_inputs`."""
+
+    def _healthy(self, state: S) -> jax.Array:
+        """Whether a new state is numerically sound (``False`` skips the generation)."""
+        del state
+        return jnp.asarray(True)
+
+    # ---- the public interface, written once -----------------------------------------------
+
+    def init(self, key: PRNGKey, x0: Params) -> S:
+        """The initial state; ``x0`` fixes the genome's pytree structure and dtype (float32,
+        or float64 genomes under ``jax_enable_x64``) and is the start point."""
+        x0 = jax.tree.map(lambda leaf: jnp.asarray(leaf, genome_dtype(leaf)), x0)
+        flat, _ = ravel_pytree(x0)
+        state = self._init(key, flat)
+        return state.replace(  # type: ignore[attr-defined]
+            best_genome=jax.tree.map(jnp.copy, x0),  # no buffer shared with the state
+            best_fitness=jnp.asarray(-jnp.inf, flat.dtype),
+            generation=jnp.zeros([], jnp.int32),
+        )
+
+    def ask(self, key: PRNGKey, state: S) -> tuple[Population, S]:
         """Sample a population: ``x0``'s pytree with a leading ``pop_size`` axis."""
+        x, state = self._ask(key, state)
+        return unflatten_population(x, state.best_genome), state
 
-    @abc.abstractmethod
-    def tell(self, state, population: Population, fitness: Fitness) -> tuple[object, Metrics]:
-        """Update the state from the fitness (``f32[pop_size]``, higher is better)."""
+    def tell(
+        self, key: PRNGKey, state: S, population: Population, fitness: Fitness, **extra: Any
+    ) -> tuple[S, Metrics]:
+        """Update the state from the fitness (``[pop_size]``, higher is better).
 
-    @abc.abstractmethod
-    def best(self, state) -> Params:
-        """The solution to deploy (a single genome pytree)."""
+        ``key`` feeds algorithms whose update is random (others ignore it); ``extra`` holds
+        the inputs named in :attr:`extra_inputs`.
+        """
+        missing = [name for name in self.extra_inputs if extra.get(name) is None]
+        if missing:
+            raise ValueError(
+                f"{type(self).__name__}.tell needs {', '.join(missing)} (declared in "
+                f"extra_inputs), got none"
+            )
+        best_flat, unravel = ravel_pytree(state.best_genome)
+        fitness = check_fitness(fitness, self.pop_size, best_flat.dtype)
+        x = flatten_population(population, self.pop_size, best_flat.shape[0])
+        finite = jnp.isfinite(fitness)
+        fitness = jnp.where(finite, fitness, -jnp.inf)
+        new, metrics = self._tell(key, state, x, fitness, **extra)
+        keep = jnp.any(finite) & self._healthy(new)
+        new = jax.tree.map(lambda a, b: jnp.where(keep, a, b), new, state)
+        top = jnp.argmax(fitness)
+        improved = fitness[top] > state.best_fitness
+        best_fitness = jnp.where(improved, fitness[top], state.best_fitness)
+        new = new.replace(
+            best_genome=unravel(jnp.where(improved, x[top], best_flat)),
+            best_fitness=best_fitness,
+            generation=state.generation + 1,
+        )
+        metrics = {
+            **metrics,
+            "best_fitness": best_fitness,
+            "nonfinite": jnp.sum(~finite).astype(jnp.float32),
+            "skipped": 1.0 - keep.astype(jnp.float32),
+        }
+        return new, metrics
+
+    def best(self, state: S) -> Params:
+        """The solution to deploy, a genome pytree: the best genome ever told (distribution
+        algorithms return their mean)."""
+        return state.best_genome
+
+
+class DistributionAlgorithm(Algorithm[S]):
+    """An algorithm that samples from a search distribution (a mean and a spread) and deploys
+    its mean; a generation whose update is not finite is skipped."""
+
+    def _healthy(self, state: S) -> jax.Array:
+        own = [
+            leaf
+            for name, value in state.items()  # type: ignore[attr-defined]
+            if name not in ("best_genome", "best_fitness", "generation")
+            for leaf in jax.tree.leaves(value)
+            if jnp.issubdtype(jnp.asarray(leaf).dtype, jnp.floating)
+        ]
+        sound = [jnp.all(~jnp.isnan(leaf) & (leaf != jnp.inf)) for leaf in own]
+        return jnp.all(jnp.stack([*sound, jnp.all(state.std > 0)]))  # type: ignore[attr-defined]
+
+    def best(self, state: S) -> Params:
+        _, unravel = ravel_pytree(state.best_genome)
+        return unravel(state.mean)  # type: ignore[attr-defined]
+
+
+class GradientES(DistributionAlgorithm[S]):
+    """A distribution algorithm that turns fitness into utilities (``fitness_shaping``) and
+    moves its mean along an estimated gradient with an optax ``optimizer`` (its state extends
+    :class:`GradientESState`)."""
+
+    optimizer: eqx.AbstractVar[optax.GradientTransformation]
+    fitness_shaping: eqx.AbstractVar[Shaping]
+
+    def _start(self, x0: Float[Array, " dim"], std: Float[Array, "..."]) -> dict[str, Any]:
+        """The fields ``mean``, ``std`` and ``opt_state`` of a first state."""
+        return dict(mean=x0, std=std, opt_state=self.optimizer.init(x0))
+
+    def _ascend(self, state: S, ascent: Float[Array, " dim"]) -> dict[str, Any]:
+        """The fields ``mean`` and ``opt_state`` after a step along ``ascent`` (the optimizer
+        receives ``-ascent``, like a loss gradient)."""
+        updates, opt_state = self.optimizer.update(
+            -ascent,
+            state.opt_state,  # type: ignore[attr-defined]
+            state.mean,  # type: ignore[attr-defined]
+        )
+        return dict(mean=optax.apply_updates(state.mean, updates), opt_state=opt_state)  # type: ignore[attr-defined]
+
+
+class PopulationAlgorithm(Algorithm[S]):
+    """An algorithm that keeps a population and its fitness and deploys the best-ever genome."""
+
+
+def genome_dtype(leaf) -> jnp.dtype:
+    """The dtype a genome leaf is searched in: its own floating dtype, else float32."""
+    dtype = jnp.result_type(leaf)
+    return dtype if jnp.issubdtype(dtype, jnp.floating) else jnp.dtype(jnp.float32)
 
 
 def check_antithetic_pop_size(pop_size: int, alternative: str = "") -> None:
     """Raise unless ``pop_size`` is even, suggesting the nearest even sizes (and
     ``alternative``, another way out, if given)."""
-    if pop_size % 2:
+    if isinstance(pop_size, int) and pop_size % 2:
         other = f", or {alternative}" if alternative else ""
         raise ValueError(
             f"pop_size must be even for antithetic sampling, got {pop_size} "
@@ -55,51 +256,54 @@ def check_antithetic_pop_size(pop_size: int, alternative: str = "") -> None:
         )
 
 
-def check_fitness(fitness: Fitness, pop_size: int) -> Float[Array, " pop"]:
-    """Check ``fitness`` has shape ``(pop_size,)`` (at trace time) and cast it to float32."""
+def check_min_pop_size(pop_size: int, minimum: int, why: str) -> None:
+    """Raise unless ``pop_size`` is at least ``minimum`` (``why``: what needs it)."""
+    if isinstance(pop_size, int) and pop_size < minimum:
+        raise ValueError(f"pop_size must be at least {minimum} {why}, got {pop_size}")
+
+
+def check_fitness(fitness: Fitness, pop_size: int, dtype=jnp.float32) -> Float[Array, " pop"]:
+    """Check ``fitness`` has shape ``(pop_size,)`` (at trace time) and cast it to ``dtype``."""
     shape = jnp.shape(fitness)
     if shape != (pop_size,):
         raise ValueError(f"fitness must have shape (pop_size,) = ({pop_size},), got {shape}")
-    return jnp.asarray(fitness, jnp.float32)
+    return jnp.asarray(fitness, dtype)
 
 
-def update_best(
-    best_genome: Params,
-    best_fitness: Float[Array, ""],
-    flat_population: Float[Array, "pop dim"],
-    fitness: Float[Array, " pop"],
-) -> tuple[Params, Float[Array, ""]]:
-    """The best-ever genome (a pytree) and its fitness, after this generation's population
-    (flattened, with its sanitised fitness): the first best member replaces it if strictly
-    better."""
-    top = jnp.argmax(fitness)
-    improved = fitness[top] > best_fitness
-    best_flat, unravel = ravel_pytree(best_genome)
-    return (
-        unravel(jnp.where(improved, flat_population[top], best_flat)),
-        jnp.where(improved, fitness[top], best_fitness),
-    )
-
-
-def flatten_population(population: Population) -> Float[Array, "pop dim"]:
-    """Flatten a population pytree into a ``f32[pop, D]`` matrix (row order = leaf order)."""
-    population_size(population)
-    return jax.vmap(lambda x: ravel_pytree(x)[0])(population)
-
-
-def mirrored(
-    center: Float[Array, " dim"], steps: Float[Array, "half dim"]
+def flatten_population(
+    population: Population, pop_size: int | None = None, dim: int | None = None
 ) -> Float[Array, "pop dim"]:
-    """The antithetic population ``[center + steps; center - steps]``, ``f32[2 half, dim]``.
-
-    Built by broadcasting against the signs, not ``concatenate``: XLA's CPU concatenation of
-    ``[x, -x]`` ran 4x slower at ``512 x 100,000``.
-    """
-    signs = jnp.array([1.0, -1.0], steps.dtype)[:, None, None]
-    return (center[None, None] + signs * steps[None]).reshape(-1, steps.shape[-1])
+    """Flatten a population pytree into a ``[pop, D]`` matrix (row order = leaf order),
+    checking its leading axis (and ``D``) when given."""
+    size = population_size(population)
+    flat = jax.vmap(lambda x: ravel_pytree(x)[0])(population)
+    if (pop_size is not None and size != pop_size) or (dim is not None and flat.shape[1] != dim):
+        raise ValueError(
+            f"population must hold pop_size = {pop_size} genomes of {dim} parameters, got "
+            f"{size} of {flat.shape[1]}"
+        )
+    return flat
 
 
 def unflatten_population(flat: Float[Array, "pop dim"], like: Params) -> Population:
     """Inverse of :func:`flatten_population`, using one genome ``like`` as the template."""
     _, unravel = ravel_pytree(like)
     return jax.vmap(unravel)(flat)
+
+
+def mirrored(
+    mean: Float[Array, " dim"], steps: Float[Array, "half dim"]
+) -> Float[Array, "pop dim"]:
+    """The antithetic population ``[mean + steps; mean - steps]``, ``[2 half, dim]``.
+
+    Built by broadcasting against the signs, not ``concatenate``: XLA's CPU concatenation of
+    ``[x, -x]`` ran 4x slower at ``512 x 100,000``.
+    """
+    signs = jnp.array([1.0, -1.0], steps.dtype)[:, None, None]
+    return (mean[None, None] + signs * steps[None]).reshape(-1, steps.shape[-1])
+
+
+def normal(key: PRNGKey, shape: tuple[int, ...], like: Array) -> Float[Array, "..."]:
+    """Standard normal draws of ``shape`` in ``like``'s dtype (:func:`~evolax.algorithms.noise.
+    gaussian`, the one noise source of every algorithm)."""
+    return gaussian(key, shape, like.dtype)

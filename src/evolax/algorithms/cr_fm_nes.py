@@ -9,30 +9,26 @@ from typing import NamedTuple
 
 import chex
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, Float
 
+from evolax.algorithms import cma_es
 from evolax.algorithms.base import (
-    Algorithm,
+    HIGHEST,
+    DistributionAlgorithm,
+    DistributionState,
     check_antithetic_pop_size,
-    check_fitness,
-    flatten_population,
     mirrored,
-    unflatten_population,
+    normal,
 )
-from evolax.algorithms.noise import gaussian
-from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import check_positive, check_positive_int
-
-HIGHEST = jax.lax.Precision.HIGHEST
+from evolax.validation import check_positive
 
 
 def default_pop_size(dim: int) -> int:
-    """``4 + floor(3 ln d)`` rounded up to an even number (samples come in mirrored pairs)."""
-    pop = 4 + int(3 * math.log(dim))
+    """:func:`~evolax.algorithms.cma_es.default_pop_size`, ``4 + floor(3 ln d)``, rounded up
+    to an even number (samples come in mirrored pairs)."""
+    pop = cma_es.default_pop_size(dim)
     return pop + pop % 2
 
 
@@ -89,21 +85,19 @@ def crfmnes_parameters(dim: int, pop_size: int) -> CRFMNESParameters:
     )
 
 
-@chex.dataclass(frozen=True)
-class CRFMNESState:
-    """CR-FM-NES state: ``N(mean, sigma^2 D (I + v v^T) D)``.
+@chex.dataclass(frozen=True, kw_only=True)
+class CRFMNESState(DistributionState):
+    """CR-FM-NES state: ``N(mean, std^2 D (I + v v^T) D)``.
 
     Attributes:
-        mean: the mean ``m``, a genome pytree (what :meth:`CRFMNES.best` returns).
-        sigma: the step size, ``f32[]``.
-        v: the rank-one direction of the restricted covariance, ``f32[D]``.
-        d: the diagonal scaling ``D``, ``f32[D]``, positive.
-        p_sigma: the evolution path of ``sigma``, ``f32[D]``.
-        p_c: the evolution path of the rank-one update, ``f32[D]``.
+        mean: the mean ``m``, ``[D]``.
+        std: the step size ``sigma``, ``[]``.
+        v: the rank-one direction of the restricted covariance, ``[D]``.
+        d: the diagonal scaling ``D``, ``[D]``, positive.
+        p_sigma: the evolution path of ``sigma``, ``[D]``.
+        p_c: the evolution path of the rank-one update, ``[D]``.
     """
 
-    mean: Params
-    sigma: Float[Array, ""]
     v: Float[Array, " dim"]
     d: Float[Array, " dim"]
     p_sigma: Float[Array, " dim"]
@@ -116,26 +110,27 @@ def _steps(state: CRFMNESState, z: Float[Array, "pop dim"]) -> Float[Array, "pop
     v_bar = state.v / jnp.sqrt(norm_v2)
     along = jnp.dot(z, v_bar, precision=HIGHEST)
     y = z + (jnp.sqrt(1 + norm_v2) - 1) * along[:, None] * v_bar[None]
-    return state.sigma * y * state.d[None]
+    return state.std * y * state.d[None]
 
 
-class CRFMNES(Algorithm):
+class CRFMNES(DistributionAlgorithm[CRFMNESState]):
     """CR-FM-NES (Nomura & Ono, 2022, "Fast Moving Natural Evolution Strategy for
     High-Dimensional Problems", with the restricted covariance ``A A^T = D (I + v v^T) D``).
 
     Samples mirrored pairs ``z, -z`` (``z ~ N(0, I)``; the population is laid out
     ``[z_1..n, -z_1..n]``), ``y = z + (sqrt(1 + |v|^2) - 1) vbar vbar^T z`` and ``x = m + sigma
-    D y``. ``tell`` recovers ``z`` from the population, ranks it, switches between the rank
-    weights and FM-NES's distance weights (when ``|p_sigma| >= chi_n``, the distribution is
-    moving) and the matching learning rate of ``sigma``, moves the mean, and updates ``v``
-    and ``D`` by the natural gradient restricted to that family (with the rank-one term of
-    ``p_c``), ``D`` normalised so ``det(A) = 1``. All costs are ``O(lambda d)``. :meth:`init`
-    starts from ``D = 1``, zero paths and ``v ~ N(0, I / d)`` drawn with its key.
+    D y`` (``sigma`` is ``std``). ``tell`` recovers ``z`` from the population, ranks it,
+    switches between the rank weights and FM-NES's distance weights (when ``|p_sigma| >=
+    chi_n``, the distribution is moving) and the matching learning rate of ``sigma``, moves the
+    mean, and updates ``v`` and ``D`` by the natural gradient restricted to that family (with
+    the rank-one term of ``p_c``), ``D`` normalised so ``det(A) = 1``. All costs are
+    ``O(lambda d)``. :meth:`init` starts from ``D = 1``, zero paths and ``v ~ N(0, I / d)``
+    drawn with its key.
 
-    Fitness is maximised. A sample with NaN or ``-inf`` fitness is *infeasible* in the sense of
-    the paper (its ``+inf`` when minimising): infeasible samples rank after the feasible ones,
-    ordered by ``|z|`` (closest first), and the rates use the number of feasible samples
-    ``lambda_F``. A generation whose update is not finite is skipped (the state is kept).
+    Fitness is maximised. A sample with a non-finite fitness (``-inf`` when ``tell`` sees it)
+    is *infeasible* in the sense of the paper (its ``+inf`` when minimising): infeasible
+    samples rank after the feasible ones, ordered by ``|z|`` (closest first), and the rates use
+    the number of feasible samples ``lambda_F``.
 
     Follows the authors' reference implementation (PyPI ``crfmnes`` 1.0.0), which the tests
     match update by update; like it, the rank-one rate ``c1`` carries the factor ``(d - 5) /
@@ -150,82 +145,77 @@ class CRFMNES(Algorithm):
     init_std: float = 1.0
 
     def __check_init__(self):
-        check_positive_int("pop_size", self.pop_size)
         check_antithetic_pop_size(self.pop_size)
         check_positive("init_std", self.init_std)
 
-    def init(self, key: PRNGKey, x0: Params) -> CRFMNESState:
-        flat, _ = ravel_pytree(x0)
-        dim = flat.shape[0]
-        zeros = jnp.zeros(dim, jnp.float32)
+    def _init(self, key, x0):
+        dim = x0.shape[0]
+        zeros = jnp.zeros(dim, x0.dtype)
         return CRFMNESState(
-            mean=jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), x0),
-            sigma=jnp.asarray(self.init_std, jnp.float32),
-            v=jax.random.normal(key, (dim,)) / math.sqrt(dim),
-            d=jnp.ones(dim, jnp.float32),
+            mean=x0,
+            std=jnp.asarray(self.init_std, x0.dtype),
+            v=normal(key, (dim,), x0) / math.sqrt(dim),
+            d=jnp.ones(dim, x0.dtype),
             p_sigma=zeros,
             p_c=zeros,
         )
 
     def sample(self, state: CRFMNESState, z: Float[Array, "pop dim"]) -> Float[Array, "pop dim"]:
         """The flat population ``x = m + sigma D y(z)`` for given standard normal rows ``z``."""
-        mean, _ = ravel_pytree(state.mean)
-        return mean[None] + _steps(state, z)
+        return state.mean[None] + _steps(state, z)
 
-    def ask(self, key: PRNGKey, state: CRFMNESState) -> tuple[Population, CRFMNESState]:
-        mean, _ = ravel_pytree(state.mean)
-        z = gaussian(key, (self.pop_size // 2, mean.shape[0]))
-        flat = mirrored(mean, _steps(state, z))  # y(-z) = -y(z)
-        return unflatten_population(flat, state.mean), state
+    def _ask(self, key, state):
+        z = normal(key, (self.pop_size // 2, state.mean.shape[0]), state.mean)
+        return mirrored(state.mean, _steps(state, z)), state  # y(-z) = -y(z)
 
-    def tell(
-        self, state: CRFMNESState, population: Population, fitness: Fitness
-    ) -> tuple[CRFMNESState, Metrics]:
-        fitness = check_fitness(fitness, self.pop_size)
-        mean, unravel = ravel_pytree(state.mean)
-        dim, lam = mean.shape[0], self.pop_size
+    def _tell(self, key, state, x, fitness):
+        del key
+        dtype = state.mean.dtype
+        dim, lam = state.mean.shape[0], self.pop_size
         p = crfmnes_parameters(dim, lam)
-        sigma, v, d = state.sigma, state.v, state.d
+        sigma, v, d = state.std, state.v, state.d
 
         norm_v2 = jnp.dot(v, v, precision=HIGHEST)
         norm_v = jnp.sqrt(norm_v2)
         v_bar = v / norm_v
         gamma_v = 1 + norm_v2
         # invert the sampling: y = (x - m) / (sigma D), z = (I + (1/sqrt(gamma) - 1) vbar vbar^T) y
-        y = (flatten_population(population) - mean[None]) / (sigma * d[None])
+        y = (x - state.mean[None]) / (sigma * d[None])
         along = jnp.dot(y, v_bar, precision=HIGHEST)
         z = y + (1 / jnp.sqrt(gamma_v) - 1) * along[:, None] * v_bar[None]
 
         # rank: feasible by fitness (best first), then infeasible by |z| (closest first)
-        feasible = fitness > -jnp.inf  # False for NaN and -inf
+        feasible = fitness > -jnp.inf  # the template hands every non-finite fitness as -inf
         z_sq = jnp.sum(z**2, axis=1)
         order = jnp.lexsort((jnp.where(feasible, -fitness, z_sq), ~feasible))
         z, y, z_sq = z[order], y[order], z_sq[order]
-        lam_f = jnp.sum(feasible).astype(jnp.float32)
+        lam_f = jnp.sum(feasible).astype(dtype)
 
-        w_rank = jnp.asarray(p.w_rank, jnp.float32)
+        w_rank = jnp.asarray(p.w_rank, dtype)
         p_sigma = (1 - p.c_sigma) * state.p_sigma + math.sqrt(
             p.c_sigma * (2 - p.c_sigma) * p.mu_eff
         ) * jnp.dot(w_rank, z, precision=HIGHEST)
-        ps_norm = jnp.linalg.norm(p_sigma)
+        p_sigma_norm = jnp.linalg.norm(p_sigma)
 
         # distance weights w_hat_i exp(alpha |z_i|), normalised in log space (no overflow)
         alpha = p.h_inv * min(1.0, math.sqrt(lam / dim)) * jnp.sqrt(lam_f / lam)
         positive = p.w_rank_hat > 0
-        log_w = np.log(np.where(positive, p.w_rank_hat, 1.0)) + alpha * jnp.sqrt(z_sq)
-        log_w = jnp.where(positive, log_w, -jnp.inf)  # type: ignore[assignment]
+        log_w_hat = jnp.asarray(np.log(np.where(positive, p.w_rank_hat, 1.0)), dtype)
+        log_w = jnp.where(positive, log_w_hat + alpha * jnp.sqrt(z_sq), -jnp.inf)
         w_dist = jnp.exp(log_w - jnp.max(log_w))
         w_dist = w_dist / jnp.sum(w_dist) - 1.0 / lam
-        moving = ps_norm >= p.chi_n
+        moving = p_sigma_norm >= p.chi_n
         weights = jnp.where(moving, w_dist, w_rank)
         eta_stag = jnp.tanh((0.024 * lam_f + 0.7 * dim + 20) / (dim + 12))
         eta_conv = 2 * jnp.tanh((0.025 * lam_f + 0.75 * dim + 10) / (dim + 4))
-        eta_sigma = jnp.where(moving, 1.0, jnp.where(ps_norm >= 0.1 * p.chi_n, eta_stag, eta_conv))
+        eta_sigma = jnp.where(
+            moving, 1.0, jnp.where(p_sigma_norm >= 0.1 * p.chi_n, eta_stag, eta_conv)
+        )
 
         # mean (eta_m = 1) and p_c; x_i - m = sigma D y_i
         step_y = jnp.dot(weights, y, precision=HIGHEST)
         p_c = (1 - p.c_c) * state.p_c + math.sqrt(p.c_c * (2 - p.c_c) * p.mu_eff) * d * step_y
-        new_mean = mean + sigma * d * step_y
+        mean = state.mean + sigma * d * step_y
 
         # natural gradient of v and D on the rows [y_1..y_lambda, p_c / D]
         ex_y = jnp.concatenate([y, (p_c / d)[None]])
@@ -258,29 +248,11 @@ class CRFMNES(Algorithm):
         new_v = v + jnp.dot(ex_w, t, precision=HIGHEST) / norm_v
         new_d = d + jnp.dot(ex_w, s, precision=HIGHEST) * d
         log_det = jnp.sum(jnp.log(new_d)) / dim + jnp.log1p(jnp.sum(new_v**2)) / (2 * dim)
-        new_d = new_d / jnp.exp(log_det)
+        new_d = new_d / jnp.exp(log_det)  # a non-positive entry makes it NaN: skipped
 
         grad_sigma = jnp.dot(weights, z_sq - dim, precision=HIGHEST) / dim
-        new_sigma = sigma * jnp.exp(0.5 * eta_sigma * grad_sigma)
+        std = sigma * jnp.exp(0.5 * eta_sigma * grad_sigma)
 
-        new_state = CRFMNESState(
-            mean=unravel(new_mean), sigma=new_sigma, v=new_v, d=new_d, p_sigma=p_sigma, p_c=p_c
-        )
-        finite = (
-            jnp.all(
-                jnp.asarray([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(new_state)])
-            )
-            & (new_sigma > 0)
-            & jnp.all(new_d > 0)
-        )
-        new_state = jax.tree.map(lambda a, o: jnp.where(finite, a, o), new_state, state)
-        metrics = {
-            "sigma": new_state.sigma,
-            "ps_norm": ps_norm,
-            "feasible": lam_f,
-            "skipped": 1.0 - finite.astype(jnp.float32),
-        }
+        new_state = state.replace(mean=mean, std=std, v=new_v, d=new_d, p_sigma=p_sigma, p_c=p_c)
+        metrics = {"std": std, "p_sigma_norm": p_sigma_norm, "feasible": lam_f}
         return new_state, metrics
-
-    def best(self, state: CRFMNESState) -> Params:
-        return state.mean

@@ -7,49 +7,33 @@ import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, Bool, Float, Int, UInt32
 
 from evolax.algorithms.base import (
-    Algorithm,
-    check_fitness,
-    flatten_population,
-    unflatten_population,
-    update_best,
+    PopulationAlgorithm,
+    PopulationState,
+    check_min_pop_size,
+    normal,
 )
 from evolax.algorithms.shaping import sanitize_fitness
-from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import check_in_interval, check_positive, check_positive_int
+from evolax.types import PRNGKey
+from evolax.validation import check_in_interval, check_positive
 
 STRATEGIES = ("rand/1/bin", "current-to-best/1/bin")
 """The mutation/crossover schemes :class:`DifferentialEvolution` implements."""
 
 
-@chex.dataclass(frozen=True)
-class DEState:
-    """Differential-evolution state.
-
-    Attributes:
-        population: the current (target) vectors, ``f32[pop, D]``.
-        fitness: their fitness, ``f32[pop]`` (NaN stored as ``-inf``; ``-inf`` before the
-            first ``tell``).
-        best_genome: the best member ever told, a pytree (``x0`` before the first ``tell``);
-            what :meth:`DifferentialEvolution.best` returns.
-        best_fitness: its fitness, ``f32[]``.
-        generation: number of ``tell`` calls so far, ``i32[]``.
-    """
-
-    population: Float[Array, "pop dim"]
-    fitness: Float[Array, " pop"]
-    best_genome: Params
-    best_fitness: Float[Array, ""]
-    generation: Int[Array, ""]
+@chex.dataclass(frozen=True, kw_only=True)
+class DEState(PopulationState):
+    """Differential-evolution state: ``population`` holds the members (the target vectors,
+    ``[pop, D]``) and ``fitness`` their fitness (``[pop]``, non-finite values as ``-inf``;
+    ``-inf`` before the first ``tell``)."""
 
 
 def distinct_indices(bits: UInt32[Array, "pop n"]) -> Int[Array, "pop n"]:
     """For each row ``i``, ``n`` indices drawn without replacement from
     ``{0 .. pop - 1} \\ {i}`` (the ``r1, r2, r3`` of Storn & Price, 1997), from random
-    ``bits`` (e.g. ``jax.random.bits(key, (pop, n))``).
+    ``bits`` (e.g. ``jax.random.bits(key, (pop, n), jnp.uint32)``).
 
     Draw ``k`` is ``bits[:, k] mod (pop - 1 - k)``, uniform over the values still allowed (up
     to a modulo bias below ``pop / 2^32``), mapped onto them by stepping over the excluded
@@ -95,15 +79,16 @@ def de_trials(
     Mutants: ``"rand/1/bin"`` is their eq. 1, ``v_i = x_r1 + F (x_r2 - x_r3)``;
     ``"current-to-best/1/bin"`` is ``v_i = x_i + F (x_best - x_i) + F (x_r1 - x_r2)`` (the
     "current-to-best/1" of Das & Suganthan, 2011, "Differential Evolution: A Survey of the
-    State-of-the-Art", one ``F`` for both terms; ``x_best`` is the fittest member, NaN counting
-    as ``-inf``). Crossover: ``u_ij = v_ij`` if ``crossover_u_ij < CR`` or ``j == j_rand_i``,
-    else ``x_ij`` — so every trial takes at least one coordinate from its mutant, ``CR = 0``
-    takes exactly one and ``CR = 1`` the whole mutant (``<`` on ``[0, 1)`` draws, where the
-    paper writes ``randb(j) <= CR``: the same up to a probability-zero event).
+    State-of-the-Art", one ``F`` for both terms; ``x_best`` is the fittest member, non-finite
+    fitness counting as ``-inf``). Crossover: ``u_ij = v_ij`` if ``crossover_u_ij < CR`` or
+    ``j == j_rand_i``, else ``x_ij`` — so every trial takes at least one coordinate from its
+    mutant, ``CR = 0`` takes exactly one and ``CR = 1`` the whole mutant (``<`` on ``[0, 1)``
+    draws, where the paper writes ``randb(j) <= CR``: the same up to a probability-zero
+    event).
 
     Args:
-        population: target vectors ``x``, ``f32[pop, D]``.
-        fitness: their fitness, ``f32[pop]`` (only ``current-to-best`` uses it).
+        population: target vectors ``x``, ``[pop, D]``.
+        fitness: their fitness, ``[pop]`` (only ``current-to-best`` uses it).
         indices: ``r1, r2, r3`` per member, ``i32[pop, 3]``, distinct and different from ``i``.
         crossover_u: uniform ``[0, 1)`` draws, ``f32[pop, D]``.
         j_rand: the coordinate always taken from the mutant, ``i32[pop]``.
@@ -112,7 +97,7 @@ def de_trials(
         crossover_rate: ``CR``.
 
     Returns:
-        Trial vectors ``u``, ``f32[pop, D]``.
+        Trial vectors ``u``, ``[pop, D]``.
     """
     x1, x2, x3 = (population[indices[:, k]] for k in range(3))
     if strategy == "rand/1/bin":
@@ -138,8 +123,9 @@ def greedy_selection(
     trial_fitness: Float[Array, " pop"],
 ) -> tuple[Float[Array, "pop dim"], Float[Array, " pop"], Bool[Array, " pop"]]:
     """One-to-one survivor selection (Storn & Price, 1997, section 2): trial ``i`` replaces
-    target ``i`` when its fitness is at least as high (NaN counts as ``-inf``, so a NaN trial
-    never replaces a finite target). Returns the new population, fitness and the accept mask."""
+    target ``i`` when its fitness is at least as high (non-finite counts as ``-inf``, so such a
+    trial never replaces a finite target). Returns the new population, fitness and the accept
+    mask."""
     trial_fitness = sanitize_fitness(trial_fitness)
     accept = trial_fitness >= fitness
     return (
@@ -149,7 +135,7 @@ def greedy_selection(
     )
 
 
-class DifferentialEvolution(Algorithm):
+class DifferentialEvolution(PopulationAlgorithm[DEState]):
     """Differential evolution (Storn & Price, 1997), maximising.
 
     ``ask`` returns one trial vector per member (mutation + binomial crossover,
@@ -160,16 +146,19 @@ class DifferentialEvolution(Algorithm):
 
     The initial population is ``x0 + init_std * N(0, I)`` (drawn in :meth:`init` from its key;
     Storn & Price draw it uniformly in the search box, which a neural genome does not have).
-    The first ``ask`` returns that population itself, so it is evaluated before any variation.
-    :meth:`best` is the best member ever told (greedy selection keeps it in the population).
-    NaN fitness counts as ``-inf``.
+    Until a generation with a finite fitness has been told, ``ask`` returns that population
+    itself, so it is evaluated before any variation. :meth:`best` is the best member ever told
+    (greedy selection keeps it in the population). A non-finite fitness counts as ``-inf``.
+
+    evosax's ``DifferentialEvolution`` with ``elitism=False`` and a fixed ``F`` is this
+    ``rand/1/bin``; its default (``elitism=True``) is ``best/1/bin``, not implemented here.
 
     Args:
         pop_size: ``NP``, at least 4 (``rand/1`` needs three members besides ``i``).
         strategy: ``"rand/1/bin"`` (default) or ``"current-to-best/1/bin"``.
         differential_weight: ``F``, positive (Storn & Price: in ``(0, 2]``, usually 0.5).
         crossover_rate: ``CR``, in ``[0, 1]``.
-        init_std: std of the initial population around ``x0``, positive.
+        init_std: spread of the initial population around ``x0``, positive.
     """
 
     pop_size: int = eqx.field(static=True)
@@ -179,42 +168,36 @@ class DifferentialEvolution(Algorithm):
     init_std: float = 1.0
 
     def __check_init__(self):
-        check_positive_int("pop_size", self.pop_size)
-        if self.pop_size < 4:
-            raise ValueError(
-                f"pop_size must be at least 4 for differential evolution (each mutant needs "
-                f"three other members), got {self.pop_size}"
-            )
+        check_min_pop_size(
+            self.pop_size, 4, "for differential evolution (each mutant needs three other members)"
+        )
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         check_positive("differential_weight", self.differential_weight)
         check_in_interval("crossover_rate", self.crossover_rate, 0, 1)
         check_positive("init_std", self.init_std)
 
-    def init(self, key: PRNGKey, x0: Params) -> DEState:
-        x0 = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), x0)
-        flat, _ = ravel_pytree(x0)
-        noise = jax.random.normal(key, (self.pop_size, flat.shape[0]))
-        return DEState(
-            population=flat[None] + self.init_std * noise,
-            fitness=jnp.full(self.pop_size, -jnp.inf, jnp.float32),
-            best_genome=x0,
-            best_fitness=jnp.array(-jnp.inf, jnp.float32),
-            generation=jnp.zeros([], jnp.int32),
-        )
-
     def draws(
-        self, key: PRNGKey, dim: int
+        self, key: PRNGKey, like: Float[Array, " dim"]
     ) -> tuple[Int[Array, "pop 3"], Float[Array, "pop dim"], Int[Array, " pop"]]:
-        """The random numbers one :meth:`ask` uses, all from one ``jax.random.bits`` call:
-        ``r1, r2, r3`` (:func:`distinct_indices`), uniform crossover draws ``f32[pop, D]``
+        """The random numbers one :meth:`ask` uses for genomes like ``like`` (a flat genome,
+        ``[D]``), all from one ``jax.random.bits`` call: ``r1, r2, r3``
+        (:func:`distinct_indices`), uniform crossover draws ``f32[pop, D]``
         (:func:`unit_uniform`) and ``j_rand``, ``i32[pop]`` uniform in ``[0, D)``."""
-        bits = jax.random.bits(key, (self.pop_size, dim + 4))
+        dim = like.shape[0]
+        bits = jax.random.bits(key, (self.pop_size, dim + 4), jnp.uint32)
         j_rand = (bits[:, dim + 3] % jnp.uint32(dim)).astype(jnp.int32)
         return distinct_indices(bits[:, dim : dim + 3]), unit_uniform(bits[:, :dim]), j_rand
 
-    def ask(self, key: PRNGKey, state: DEState) -> tuple[Population, DEState]:
-        indices, crossover_u, j_rand = self.draws(key, state.population.shape[1])
+    def _init(self, key, x0):
+        noise = normal(key, (self.pop_size, x0.shape[0]), x0)
+        return DEState(
+            population=x0[None] + self.init_std * noise,
+            fitness=jnp.full(self.pop_size, -jnp.inf, x0.dtype),
+        )
+
+    def _ask(self, key, state):
+        indices, crossover_u, j_rand = self.draws(key, state.population[0])
         trials = de_trials(
             state.population,
             state.fitness,
@@ -225,32 +208,13 @@ class DifferentialEvolution(Algorithm):
             self.differential_weight,
             self.crossover_rate,
         )
-        trials = jnp.where(state.generation == 0, state.population, trials)
-        return unflatten_population(trials, state.best_genome), state
+        told = jnp.any(state.fitness > -jnp.inf)
+        return jnp.where(told, trials, state.population), state
 
-    def tell(
-        self, state: DEState, population: Population, fitness: Fitness
-    ) -> tuple[DEState, Metrics]:
-        fitness = sanitize_fitness(check_fitness(fitness, self.pop_size))
-        trials = flatten_population(population)
+    def _tell(self, key, state, x, fitness):
+        del key
         members, member_fitness, accept = greedy_selection(
-            state.population, state.fitness, trials, fitness
+            state.population, state.fitness, x, fitness
         )
-        best_genome, best_fitness = update_best(
-            state.best_genome, state.best_fitness, trials, fitness
-        )
-        new_state = DEState(
-            population=members,
-            fitness=member_fitness,
-            best_genome=best_genome,
-            best_fitness=best_fitness,
-            generation=state.generation + 1,
-        )
-        metrics = {
-            "best_fitness": best_fitness,
-            "acceptance_rate": jnp.mean(accept.astype(jnp.float32)),
-        }
-        return new_state, metrics
-
-    def best(self, state: DEState) -> Params:
-        return state.best_genome
+        new_state = state.replace(population=members, fitness=member_fitness)
+        return new_state, {"acceptance_rate": jnp.mean(accept.astype(jnp.float32))}

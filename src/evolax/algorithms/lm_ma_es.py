@@ -11,26 +11,17 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.flatten_util import ravel_pytree
-from jaxtyping import Array, Float, Int
+from jaxtyping import Array, Float
 
 from evolax.algorithms.base import (
-    Algorithm,
-    check_fitness,
-    flatten_population,
-    unflatten_population,
+    HIGHEST,
+    DistributionAlgorithm,
+    DistributionState,
+    check_min_pop_size,
+    normal,
 )
-from evolax.algorithms.noise import gaussian
-from evolax.algorithms.shaping import sanitize_fitness
-from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
+from evolax.algorithms.shaping import rank_utilities
 from evolax.validation import check_in_interval, check_positive, check_positive_int
-
-HIGHEST = jax.lax.Precision.HIGHEST
-
-
-def default_pop_size(dim: int) -> int:
-    """Loshchilov et al. (2019), algorithm 1: ``lambda = 4 + floor(3 ln d)``."""
-    return 4 + int(3 * math.log(dim))
 
 
 def default_n_vectors(dim: int) -> int:
@@ -79,48 +70,45 @@ def lmmaes_parameters(
     )
 
 
-@chex.dataclass(frozen=True)
-class LMMAESState:
+@chex.dataclass(frozen=True, kw_only=True)
+class LMMAESState(DistributionState):
     """LM-MA-ES state: mean, step size, the path ``p_sigma`` and the ``m`` direction vectors.
 
-    Memory is ``O(m d)``: no ``d x d`` matrix is ever formed.
+    Memory is ``O(m d)``: no ``d x d`` matrix is ever formed. The first ``min(t, m)`` vectors
+    are in use, ``t = generation`` (the number of generations told).
 
     Attributes:
-        mean: the mean ``y``, a genome pytree (what :meth:`LMMAES.best` returns).
-        sigma: the step size, ``f32[]``.
-        p_sigma: the evolution path of ``sigma``, ``f32[D]``.
-        vectors: the direction vectors ``m_1 .. m_m`` as rows, ``f32[m, D]``.
-        generation: ``t``, the number of generations told (the first ``min(t, m)`` vectors
-            are in use).
+        mean: the mean ``y``, ``[D]``.
+        std: the step size ``sigma``, ``[]``.
+        p_sigma: the evolution path of ``sigma``, ``[D]``.
+        vectors: the direction vectors ``m_1 .. m_m`` as rows, ``[m, D]``.
     """
 
-    mean: Params
-    sigma: Float[Array, ""]
     p_sigma: Float[Array, " dim"]
     vectors: Float[Array, "m dim"]
-    generation: Int[Array, ""]
 
 
-class LMMAES(Algorithm):
+class LMMAES(DistributionAlgorithm[LMMAESState]):
     """LM-MA-ES (Loshchilov, Glasmachers & Beyer, 2019, "Large Scale Black-box Optimization by
     Limited-Memory Matrix Adaptation", algorithm 1 with its default parameters).
 
     Samples ``d_i = T_min(t,m) ... T_1 z_i`` with ``z_i ~ N(0, I)`` and ``T_j = (1 - c_d,j) I +
     c_d,j m_j m_j^T`` (applied as vector products, ``O(m lambda d)``), and ``x_i = y + sigma
-    d_i``. ``tell`` recovers ``z_i`` by inverting the ``T_j`` (Sherman-Morrison), recombines
-    the ``mu`` best (NaN fitness ranks last): ``y += sigma sum w_i d_i:lambda``, ``p_sigma <-
-    (1 - c_sigma) p_sigma + sqrt(mu_w c_sigma (2 - c_sigma)) z_w``, ``m_i <- (1 - c_c,i) m_i +
-    sqrt(mu_w c_c,i (2 - c_c,i)) z_w`` and ``sigma *= exp(c_sigma / 2 (|p_sigma|^2 / d - 1))``.
-    Memory and time are ``O(m d)`` and ``O(m lambda d)``: it runs with ``d`` in the millions.
+    d_i`` (``sigma`` is ``std``, ``t`` the generation). ``tell`` recovers ``z_i`` by inverting
+    the ``T_j`` (Sherman-Morrison), recombines the ``mu`` best (a non-finite fitness gets no
+    weight): ``y += sigma sum w_i d_i:lambda``, ``p_sigma <- (1 - c_sigma) p_sigma + sqrt(mu_w
+    c_sigma (2 - c_sigma)) z_w``, ``m_i <- (1 - c_c,i) m_i + sqrt(mu_w c_c,i (2 - c_c,i)) z_w``
+    and ``sigma *= exp(c_sigma / 2 (|p_sigma|^2 / d - 1))``. Memory and time are ``O(m d)`` and
+    ``O(m lambda d)``: it runs with ``d`` in the millions.
 
     The paper's ``c_sigma = 2 lambda / d`` and ``c_c,1 = lambda / d`` are made for ``d >>
     lambda``; below ``d = 2 lambda`` (``c_sigma > 1``) the defaults are undefined in the paper
     and :meth:`init` raises: pass ``c_sigma`` (at most 1) and ``pop_size <= d``, or use
-    :class:`~evolax.algorithms.xnes.XNES` or CMA-ES for small ``d``. A generation whose update
-    is not finite is skipped (the state is kept).
+    :class:`~evolax.algorithms.xnes.XNES` or CMA-ES for small ``d``.
 
     Args:
-        pop_size: ``lambda``, at least 2 (the paper's default is :func:`default_pop_size`).
+        pop_size: ``lambda``, at least 2 (the paper's default is
+            :func:`~evolax.algorithms.cma_es.default_pop_size`).
         init_std: the initial step size ``sigma``, positive.
         n_vectors: ``m``, the number of direction vectors; ``None`` for the paper's
             :func:`default_n_vectors` of the dimension.
@@ -134,9 +122,7 @@ class LMMAES(Algorithm):
     c_sigma: float | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
-        check_positive_int("pop_size", self.pop_size)
-        if self.pop_size < 2:
-            raise ValueError(f"pop_size must be at least 2 to select parents, got {self.pop_size}")
+        check_min_pop_size(self.pop_size, 2, "to select parents")
         check_positive("init_std", self.init_std)
         if self.n_vectors is not None:
             check_positive_int("n_vectors", self.n_vectors)
@@ -160,17 +146,15 @@ class LMMAES(Algorithm):
             )
         return p
 
-    def init(self, key: PRNGKey, x0: Params) -> LMMAESState:
+    def _init(self, key, x0):
         del key
-        flat, _ = ravel_pytree(x0)
-        dim = flat.shape[0]
+        dim = x0.shape[0]
         p = self.parameters(dim)
         return LMMAESState(
-            mean=jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), x0),
-            sigma=jnp.asarray(self.init_std, jnp.float32),
-            p_sigma=jnp.zeros(dim, jnp.float32),
-            vectors=jnp.zeros((p.c_d.shape[0], dim), jnp.float32),
-            generation=jnp.asarray(0, jnp.int32),
+            mean=x0,
+            std=jnp.asarray(self.init_std, x0.dtype),
+            p_sigma=jnp.zeros(dim, x0.dtype),
+            vectors=jnp.zeros((p.c_d.shape[0], dim), x0.dtype),
         )
 
     def transform(self, state: LMMAESState, z: Float[Array, "pop dim"]) -> Float[Array, "pop dim"]:
@@ -184,7 +168,7 @@ class LMMAES(Algorithm):
             along = jnp.dot(d, vector, precision=HIGHEST)
             return (1 - rate) * d + rate * along[:, None] * vector[None], None
 
-        c_d = jnp.asarray(p.c_d, jnp.float32)
+        c_d = jnp.asarray(p.c_d, z.dtype)
         d, _ = jax.lax.scan(apply, z, (state.vectors, c_d, active))
         return d
 
@@ -204,62 +188,34 @@ class LMMAES(Algorithm):
             coef = rate / (1 - rate + rate * norm2)
             return (z - coef * along[:, None] * vector[None]) / (1 - rate), None
 
-        c_d = jnp.asarray(p.c_d, jnp.float32)
+        c_d = jnp.asarray(p.c_d, d.dtype)
         z, _ = jax.lax.scan(undo, d, (state.vectors, c_d, active), reverse=True)
         return z
 
-    def ask(self, key: PRNGKey, state: LMMAESState) -> tuple[Population, LMMAESState]:
-        mean, _ = ravel_pytree(state.mean)
-        z = gaussian(key, (self.pop_size, mean.shape[0]))
-        flat = mean[None] + state.sigma * self.transform(state, z)
-        return unflatten_population(flat, state.mean), state
+    def _ask(self, key, state):
+        z = normal(key, (self.pop_size, state.mean.shape[0]), state.mean)
+        return state.mean[None] + state.std * self.transform(state, z), state
 
-    def tell(
-        self, state: LMMAESState, population: Population, fitness: Fitness
-    ) -> tuple[LMMAESState, Metrics]:
-        fitness = check_fitness(fitness, self.pop_size)
-        mean, unravel = ravel_pytree(state.mean)
-        dim = mean.shape[0]
+    def _tell(self, key, state, x, fitness):
+        del key
+        dim = state.mean.shape[0]
         p = self.parameters(dim)
-        d = (flatten_population(population) - mean[None]) / state.sigma
+        d = (x - state.mean[None]) / state.std
         z = self.inverse_transform(state, d)
 
-        order = jnp.argsort(-sanitize_fitness(fitness), stable=True)  # best first, NaN last
-        weights = jnp.zeros(self.pop_size, jnp.float32).at[order].set(p.weights)
+        weights = rank_utilities(fitness, p.weights)  # by rank; non-finite fitness: 0
         d_w = jnp.dot(weights, d, precision=HIGHEST)
         z_w = jnp.dot(weights, z, precision=HIGHEST)
 
-        new_mean = mean + state.sigma * d_w
+        mean = state.mean + state.std * d_w
         p_sigma = (1 - p.c_sigma) * state.p_sigma + math.sqrt(
             p.mu_w * p.c_sigma * (2 - p.c_sigma)
         ) * z_w
-        c_c = jnp.asarray(p.c_c, jnp.float32)
+        c_c = jnp.asarray(p.c_c, state.mean.dtype)
         gain = jnp.sqrt(p.mu_w * c_c * (2 - c_c))
         vectors = (1 - c_c)[:, None] * state.vectors + gain[:, None] * z_w[None]
         norm2 = jnp.dot(p_sigma, p_sigma, precision=HIGHEST)
-        sigma = state.sigma * jnp.exp(0.5 * p.c_sigma * (norm2 / dim - 1))
+        std = state.std * jnp.exp(0.5 * p.c_sigma * (norm2 / dim - 1))
 
-        new_state = LMMAESState(
-            mean=unravel(new_mean),
-            sigma=sigma,
-            p_sigma=p_sigma,
-            vectors=vectors,
-            generation=state.generation + 1,
-        )
-        finite = (
-            jnp.isfinite(sigma)
-            & (sigma > 0)
-            & jnp.all(jnp.isfinite(new_mean))
-            & jnp.isfinite(norm2)
-            & jnp.all(jnp.isfinite(z_w))
-        )
-        new_state = jax.tree.map(lambda a, o: jnp.where(finite, a, o), new_state, state)
-        metrics = {
-            "sigma": new_state.sigma,
-            "p_sigma_norm": jnp.sqrt(norm2),
-            "skipped": 1.0 - finite.astype(jnp.float32),
-        }
-        return new_state, metrics
-
-    def best(self, state: LMMAESState) -> Params:
-        return state.mean
+        new_state = state.replace(mean=mean, std=std, p_sigma=p_sigma, vectors=vectors)
+        return new_state, {"std": std, "p_sigma_norm": jnp.sqrt(norm2)}

@@ -10,75 +10,68 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, Bool, Float, Int
 
-from evolax.algorithms.base import (
-    Algorithm,
-    check_fitness,
-    flatten_population,
-    unflatten_population,
-)
-from evolax.algorithms.noise import gaussian
-from evolax.algorithms.shaping import sanitize_fitness
-from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
+from evolax.algorithms.base import PopulationAlgorithm, PopulationState, normal
+from evolax.types import Metrics
 from evolax.validation import check_non_negative, check_positive, check_positive_int
 
 
-@chex.dataclass(frozen=True)
-class MAPElitesState:
-    """A grid archive: the elite of each cell.
+@chex.dataclass(frozen=True, kw_only=True)
+class MAPElitesState(PopulationState):
+    """A grid archive: the elite of each cell. ``population`` holds each cell's elite
+    (``[cells, D]``, ``x0`` in empty cells) and ``fitness`` its fitness (``[cells]``, ``-inf``
+    when empty); cells are numbered row-major (:meth:`MAPElites.cell_index`).
 
     Attributes:
-        genomes: each cell's elite, flattened, ``f32[cells, D]`` (``x0`` in empty cells).
-        fitness: each cell's elite fitness, ``f32[cells]`` (``-inf`` when empty).
-        descriptors: each cell's elite descriptor, ``f32[cells, n_desc]``.
-        x0: the start genome (a pytree), the parent of the first generation.
+        descriptors: each cell's elite descriptor, ``[cells, n_desc]`` (0 when empty).
     """
 
-    genomes: Float[Array, "cells dim"]
-    fitness: Float[Array, " cells"]
     descriptors: Float[Array, "cells desc"]
-    x0: Params
 
     @property
     def occupied(self) -> Bool[Array, " cells"]:
+        """Which cells hold an elite, ``bool[cells]``."""
         return self.fitness > -jnp.inf
 
 
-class MAPElites(Algorithm):
+class MAPElites(PopulationAlgorithm[MAPElitesState]):
     """MAP-Elites (Mouret & Clune, 2015) over a regular grid of behaviour descriptors.
 
     Each generation draws ``pop_size`` parent pairs uniformly from the occupied cells and
     makes children by iso+line variation (Vassiliades & Mouret, 2018, eq. 1):
-    ``x_i + iso_sigma * N(0, I) + line_sigma * N(0, 1) * (x_j - x_i)``. ``tell`` places each
+    ``x_i + mutation_std * N(0, I) + line_std * N(0, 1) * (x_j - x_i)``. ``tell`` places each
     child in the cell of its descriptor (clipped into ``[descriptor_low, descriptor_high]``)
     and keeps it if it beats the cell's elite; of several children in one cell, the fittest
-    (the first on ties) competes. The first generation is ``x0 + init_std * N(0, I)``.
+    (the first on ties) competes. While the archive is empty, ``ask`` returns
+    ``x0 + init_std * N(0, I)``.
 
-    Unlike the other algorithms, ``tell`` also needs each child's descriptor: the trainer
-    passes those the task computes (``Task.descriptor``), because ``uses_descriptors`` is set.
-    NaN fitness counts as ``-inf``: such a child never enters the archive.
+    Besides the fitness, ``tell`` needs each child's descriptor, ``[pop, n_desc]``
+    (:attr:`extra_inputs`; the trainer passes those the task computes, ``Task.descriptor``).
+    A non-finite fitness counts as ``-inf``: such a child never enters the archive. Since an
+    elite is only replaced by a fitter child, :meth:`best` (the best genome ever told) is the
+    best elite.
 
     Args:
         pop_size: children per generation.
         grid_shape: cells along each descriptor dimension, e.g. ``(32, 32)``.
         descriptor_low, descriptor_high: the descriptor space's bounds, one per dimension.
-        iso_sigma: isotropic mutation std.
-        line_sigma: std of the step along the line to the second parent.
-        init_std: std of the first generation around ``x0``.
+        mutation_std: isotropic mutation std (the paper's ``sigma_iso``), ``>= 0``.
+        line_std: std of the step along the line to the second parent (``sigma_line``),
+            ``>= 0``.
+        init_std: spread of the first generation around ``x0``, positive.
         qd_offset: subtracted from elite fitness in the QD-score (choose it below every
             reachable fitness so the score only grows, as in Pugh et al., 2016).
     """
 
-    uses_descriptors: ClassVar[bool] = True
+    extra_inputs: ClassVar[tuple[str, ...]] = ("descriptors",)
 
     pop_size: int = eqx.field(static=True)
     grid_shape: tuple[int, ...] = eqx.field(static=True)
     descriptor_low: tuple[float, ...] = eqx.field(static=True)
     descriptor_high: tuple[float, ...] = eqx.field(static=True)
-    iso_sigma: float = 0.01
-    line_sigma: float = 0.2
+    mutation_std: float = 0.01
+    line_std: float = 0.2
     init_std: float = 0.1
     qd_offset: float = 0.0
 
@@ -88,8 +81,8 @@ class MAPElites(Algorithm):
         grid_shape,
         descriptor_low,
         descriptor_high,
-        iso_sigma: float = 0.01,
-        line_sigma: float = 0.2,
+        mutation_std: float = 0.01,
+        line_std: float = 0.2,
         init_std: float = 0.1,
         qd_offset: float = 0.0,
     ):
@@ -97,13 +90,12 @@ class MAPElites(Algorithm):
         self.grid_shape = tuple(int(n) for n in grid_shape)
         self.descriptor_low = tuple(float(v) for v in np.ravel(descriptor_low))
         self.descriptor_high = tuple(float(v) for v in np.ravel(descriptor_high))
-        self.iso_sigma = iso_sigma
-        self.line_sigma = line_sigma
+        self.mutation_std = mutation_std
+        self.line_std = line_std
         self.init_std = init_std
         self.qd_offset = qd_offset
 
     def __check_init__(self):
-        check_positive_int("pop_size", self.pop_size)
         if not self.grid_shape:
             raise ValueError("grid_shape must have at least one dimension, got ()")
         for n in self.grid_shape:
@@ -124,8 +116,8 @@ class MAPElites(Algorithm):
                 f"descriptor_low must be below descriptor_high in every dimension, got "
                 f"{self.descriptor_low} and {self.descriptor_high}"
             )
-        check_non_negative("iso_sigma", self.iso_sigma)
-        check_non_negative("line_sigma", self.line_sigma)
+        check_non_negative("mutation_std", self.mutation_std)
+        check_non_negative("line_std", self.line_std)
         check_positive("init_std", self.init_std)
 
     @property
@@ -139,59 +131,46 @@ class MAPElites(Algorithm):
             raise ValueError(
                 f"descriptors must have shape (pop, {n_desc}), got {tuple(descriptors.shape)}"
             )
-        low = jnp.asarray(self.descriptor_low, jnp.float32)
-        high = jnp.asarray(self.descriptor_high, jnp.float32)
+        low = jnp.asarray(self.descriptor_low, descriptors.dtype)
+        high = jnp.asarray(self.descriptor_high, descriptors.dtype)
         shape = jnp.asarray(self.grid_shape, jnp.int32)
         position = (descriptors - low[None]) / (high - low)[None] * shape[None]
         position = jnp.nan_to_num(position, nan=0.0)
         index = jnp.clip(jnp.floor(position), 0, shape[None] - 1).astype(jnp.int32)
         return jnp.ravel_multi_index(tuple(index.T), self.grid_shape, mode="clip")
 
-    def init(self, key: PRNGKey, x0: Params) -> MAPElitesState:
+    def _init(self, key, x0):
         del key
-        flat, _ = ravel_pytree(x0)
         n, n_desc = self.n_cells, len(self.grid_shape)
         return MAPElitesState(
-            genomes=jnp.zeros((n, flat.shape[0]), jnp.float32) + flat.astype(jnp.float32)[None],
-            fitness=jnp.full(n, -jnp.inf, jnp.float32),
-            descriptors=jnp.zeros((n, n_desc), jnp.float32),
-            x0=jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), x0),
+            population=jnp.broadcast_to(x0[None], (n, x0.shape[0])),
+            fitness=jnp.full(n, -jnp.inf, x0.dtype),
+            descriptors=jnp.zeros((n, n_desc), x0.dtype),
         )
 
-    def ask(self, key: PRNGKey, state: MAPElitesState) -> tuple[Population, MAPElitesState]:
-        pick_key, iso_key, line_key, init_key = jax.random.split(key, 4)
+    def _ask(self, key, state):
+        pick_key, iso_key, line_key = jax.random.split(key, 3)
         occupied = state.occupied
         # uniform over occupied cells (Gumbel-max draws; any cell when the archive is empty)
         logits = jnp.where(occupied, 0.0, -jnp.inf)
         parents = jax.random.categorical(pick_key, logits, shape=(2, self.pop_size))
-        x, y = state.genomes[parents[0]], state.genomes[parents[1]]
-        dim = x.shape[1]
-        children = (
-            x
-            + self.iso_sigma * gaussian(iso_key, (self.pop_size, dim))
-            + self.line_sigma * jax.random.normal(line_key, (self.pop_size, 1)) * (y - x)
-        )
-        flat0, _ = ravel_pytree(state.x0)
-        first = flat0[None] + self.init_std * jax.random.normal(init_key, (self.pop_size, dim))
-        children = jnp.where(jnp.any(occupied), children, first)
-        return unflatten_population(children, state.x0), state
+        x, y = state.population[parents[0]], state.population[parents[1]]
+        iso = normal(iso_key, x.shape, x)
+        line = normal(line_key, (self.pop_size, 1), x)
+        children = x + self.mutation_std * iso + self.line_std * line * (y - x)
+        first = state.population[0][None] + self.init_std * iso  # every cell holds x0 then
+        return jnp.where(jnp.any(occupied), children, first), state
 
-    def tell(
-        self,
-        state: MAPElitesState,
-        population: Population,
-        fitness: Fitness,
-        descriptors: Float[Array, "pop desc"] | None = None,
-    ) -> tuple[MAPElitesState, Metrics]:
-        if descriptors is None:
+    def _tell(self, key, state, x, fitness, descriptors):
+        del key
+        n_desc = len(self.grid_shape)
+        if jnp.shape(descriptors) != (self.pop_size, n_desc):
             raise ValueError(
-                "MAPElites.tell needs descriptors (f32[pop, n_desc]); the task must define "
-                "Task.descriptor"
+                f"descriptors must have shape (pop, {n_desc}) = ({self.pop_size}, {n_desc}), "
+                f"got {tuple(jnp.shape(descriptors))}"
             )
-        fitness = sanitize_fitness(check_fitness(fitness, self.pop_size))
-        descriptors = jnp.asarray(descriptors, jnp.float32)
+        descriptors = jnp.asarray(descriptors, state.descriptors.dtype)
         cells = self.cell_index(descriptors)
-        flat = flatten_population(population)
         n = self.n_cells
         # the fittest child per cell (first on ties) challenges that cell's elite
         cell_best = jax.ops.segment_max(fitness, cells, num_segments=n)
@@ -202,18 +181,14 @@ class MAPElites(Algorithm):
         )
         improves = (cell_best > state.fitness) & (winner < self.pop_size)
         source = jnp.clip(winner, 0, self.pop_size - 1)
-        new_state = state.replace(  # type: ignore[attr-defined]
-            genomes=jnp.where(improves[:, None], flat[source], state.genomes),
+        new_state = state.replace(
+            population=jnp.where(improves[:, None], x[source], state.population),
             fitness=jnp.where(improves, cell_best, state.fitness),
             descriptors=jnp.where(improves[:, None], descriptors[source], state.descriptors),
         )
         return new_state, archive_metrics(new_state, self.qd_offset) | {
             "archive_insertions": jnp.sum(improves).astype(jnp.float32)
         }
-
-    def best(self, state: MAPElitesState) -> Params:
-        _, unravel = ravel_pytree(state.x0)
-        return unravel(state.genomes[jnp.argmax(state.fitness)])
 
 
 def archive_metrics(state: MAPElitesState, qd_offset: float = 0.0) -> Metrics:

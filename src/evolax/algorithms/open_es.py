@@ -4,124 +4,85 @@ from __future__ import annotations
 
 import chex
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import optax
-from jax.flatten_util import ravel_pytree
-from jaxtyping import Array, Float
 
 from evolax.algorithms.base import (
-    Algorithm,
+    HIGHEST,
+    GradientES,
+    GradientESState,
     check_antithetic_pop_size,
-    check_fitness,
-    flatten_population,
     mirrored,
-    unflatten_population,
+    normal,
 )
-from evolax.algorithms.noise import gaussian
-from evolax.algorithms.shaping import centered_rank, weight_decay
-from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import (
-    check_in_interval,
-    check_non_negative,
-    check_positive,
-    check_positive_int,
-)
+from evolax.algorithms.shaping import Shaping, centered_rank
+from evolax.validation import check_in_interval, check_non_negative, check_positive
 
 
-@chex.dataclass(frozen=True)
-class OpenESState:
-    """OpenES state.
-
-    Attributes:
-        center: the mean of the search distribution, a genome pytree (:meth:`OpenES.best`).
-        sigma: the isotropic noise standard deviation, ``f32[]``.
-        opt_state: the optax state of the centre's optimizer.
-    """
-
-    center: Params
-    sigma: Float[Array, ""]
-    opt_state: optax.OptState
+@chex.dataclass(frozen=True, kw_only=True)
+class OpenESState(GradientESState):
+    """OpenES state: ``mean``, the isotropic ``std`` (``[]``) and the optimizer's state."""
 
 
-class OpenES(Algorithm):
+class OpenES(GradientES[OpenESState]):
     """OpenAI-ES (Salimans, Ho, Chen, Sidor & Sutskever, 2017, "Evolution Strategies as a
     Scalable Alternative to Reinforcement Learning").
 
-    Samples ``x_i = center + sigma * eps_i`` with ``eps_i ~ N(0, I)`` (antithetic pairs
-    ``+-eps`` by default, laid out ``[center + sigma eps_1..n, center - sigma eps_1..n]``),
-    shapes fitness into centred ranks (optionally after an L2 penalty, ``weight_decay``), and
-    follows the search-gradient estimate ``g = sum_i u_i eps_i / (pop_size * sigma)`` with any
-    optax optimizer. ``sigma`` decays geometrically to ``sigma_min``.
+    Samples ``x_i = mean + std * eps_i`` with ``eps_i ~ N(0, I)`` (antithetic pairs ``+-eps``
+    by default, laid out ``[mean + std eps_1..n, mean - std eps_1..n]``), shapes fitness into
+    utilities ``u_i`` (centred ranks by default; chain :func:`~evolax.algorithms.shaping.
+    weight_decay` before them for the paper's L2 penalty), and follows the search-gradient
+    estimate ``g = sum_i u_i eps_i / (pop_size * std)`` with any optax optimizer. ``std``
+    decays geometrically to ``std_min``.
 
     Args:
         pop_size: number of individuals (even when ``antithetic``).
-        optimizer: optax transformation for the centre (default ``optax.adam(0.01)``); it
+        optimizer: optax transformation for the mean (default ``optax.adam(0.01)``); it
             receives ``-g``, like a loss gradient.
-        sigma: initial noise standard deviation, positive.
-        sigma_decay: factor applied to ``sigma`` after each update, in ``(0, 1]``.
-        sigma_min: floor of ``sigma``, ``>= 0``.
+        init_std: initial noise standard deviation, positive.
+        std_decay: factor applied to ``std`` after each update, in ``(0, 1]``.
+        std_min: floor of ``std``, ``>= 0``.
         antithetic: sample mirrored pairs (halves the variance of the estimate).
-        weight_decay: coefficient of the L2 penalty on genomes before shaping, ``>= 0``.
+        fitness_shaping: ``(fitness, x) -> utilities`` (:mod:`evolax.algorithms.shaping`).
     """
 
     pop_size: int = eqx.field(static=True)
     optimizer: optax.GradientTransformation = eqx.field(
         static=True, default_factory=lambda: optax.adam(0.01)
     )
-    sigma: float = 0.1
-    sigma_decay: float = 1.0
-    sigma_min: float = 0.0
+    init_std: float = 0.1
+    std_decay: float = 1.0
+    std_min: float = 0.0
     antithetic: bool = eqx.field(static=True, default=True)
-    weight_decay: float = 0.0
+    fitness_shaping: Shaping = eqx.field(static=True, default=centered_rank)
 
     def __check_init__(self):
-        check_positive_int("pop_size", self.pop_size)
         if self.antithetic:
             check_antithetic_pop_size(self.pop_size, "antithetic=False")
-        check_positive("sigma", self.sigma)
-        check_in_interval("sigma_decay", self.sigma_decay, 0, 1, low_open=True)
-        check_non_negative("sigma_min", self.sigma_min)
-        check_non_negative("weight_decay", self.weight_decay)
+        check_positive("init_std", self.init_std)
+        check_in_interval("std_decay", self.std_decay, 0, 1, low_open=True)
+        check_non_negative("std_min", self.std_min)
 
-    def init(self, key: PRNGKey, x0: Params) -> OpenESState:
+    def _init(self, key, x0):
         del key
-        center = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), x0)
-        return OpenESState(
-            center=center,
-            sigma=jnp.asarray(self.sigma, jnp.float32),
-            opt_state=self.optimizer.init(center),
-        )
+        return OpenESState(**self._start(x0, jnp.asarray(self.init_std, x0.dtype)))
 
-    def ask(self, key: PRNGKey, state: OpenESState) -> tuple[Population, OpenESState]:
-        center, _ = ravel_pytree(state.center)
+    def _ask(self, key, state):
+        dim = state.mean.shape[0]
         if self.antithetic:
-            flat = mirrored(center, state.sigma * gaussian(key, (self.pop_size // 2, center.size)))
+            x = mirrored(state.mean, state.std * normal(key, (self.pop_size // 2, dim), state.mean))
         else:
-            flat = center[None] + state.sigma * gaussian(key, (self.pop_size, center.size))
-        return unflatten_population(flat, state.center), state
+            x = state.mean[None] + state.std * normal(key, (self.pop_size, dim), state.mean)
+        return x, state
 
-    def tell(
-        self, state: OpenESState, population: Population, fitness: Fitness
-    ) -> tuple[OpenESState, Metrics]:
-        fitness = check_fitness(fitness, self.pop_size)
-        flat = flatten_population(population)
-        center, unravel = ravel_pytree(state.center)
-        if not isinstance(self.weight_decay, (int, float)) or self.weight_decay:
-            fitness = weight_decay(fitness, flat, self.weight_decay)
-        utility = centered_rank(fitness)
+    def _tell(self, key, state, x, fitness):
+        utility = self.fitness_shaping(fitness, x)
         if self.antithetic:  # eps_{n+i} = -eps_i: read only the first half back
             half = self.pop_size // 2
-            flat, utility = flat[:half], utility[:half] - utility[half:]
-        eps = (flat - center[None]) / state.sigma
+            x, utility = x[:half], utility[:half] - utility[half:]
+        eps = (x - state.mean[None]) / state.std
         # the population sum as a product (XLA's CPU column reductions are slow)
-        grad = jnp.dot(utility, eps, precision="highest") / (self.pop_size * state.sigma)
-        updates, opt_state = self.optimizer.update(unravel(-grad), state.opt_state, state.center)
-        sigma = jnp.maximum(state.sigma * self.sigma_decay, self.sigma_min)
-        new_state = OpenESState(
-            center=optax.apply_updates(state.center, updates), sigma=sigma, opt_state=opt_state
-        )
-        return new_state, {"sigma": sigma, "grad_norm": jnp.linalg.norm(grad)}
-
-    def best(self, state: OpenESState) -> Params:
-        return state.center
+        grad = jnp.dot(utility, eps, precision=HIGHEST) / (self.pop_size * state.std)
+        std = jnp.maximum(state.std * self.std_decay, self.std_min)
+        new_state = state.replace(std=std, **self._ascend(state, grad))
+        return new_state, {"std": std, "grad_norm": jnp.linalg.norm(grad)}

@@ -7,46 +7,37 @@ import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import (
-    Algorithm,
-    check_fitness,
-    flatten_population,
-    unflatten_population,
-    update_best,
+    PopulationAlgorithm,
+    PopulationState,
+    check_min_pop_size,
+    normal,
 )
 from evolax.algorithms.shaping import sanitize_fitness
-from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import check_positive, check_positive_int
+from evolax.types import PRNGKey
+from evolax.validation import check_positive
 
 VELOCITY_RULES = ("constriction", "inertia")
 TOPOLOGIES = ("global", "ring")
 
 
-@chex.dataclass(frozen=True)
-class PSOState:
-    """PSO state: the swarm.
+@chex.dataclass(frozen=True, kw_only=True)
+class PSOState(PopulationState):
+    """PSO state: the swarm. ``population`` holds the particles' current positions
+    (``[pop, D]``, those :meth:`PSO.ask` returns next) and ``fitness`` their fitness
+    (``[pop]``, always ``-inf``: ``tell`` moves the particles to positions not evaluated yet).
 
     Attributes:
-        positions: ``f32[pop, D]`` (those :meth:`PSO.ask` last returned).
-        velocities: ``f32[pop, D]`` (zero at the start).
-        personal_best: each particle's best position so far, ``f32[pop, D]``.
-        personal_best_fitness: its fitness, ``f32[pop]`` (``-inf`` before the first ``tell``).
-        best_genome: the global best position ever told, a pytree (``x0`` before the first
-            ``tell``); what :meth:`PSO.best` returns.
-        best_fitness: its fitness, ``f32[]``.
-        generation: number of ``tell`` calls so far, ``i32[]``.
+        velocities: ``[pop, D]`` (zero at the start).
+        personal_best: each particle's best position so far, ``[pop, D]``.
+        personal_best_fitness: its fitness, ``[pop]`` (``-inf`` before the first ``tell``).
     """
 
-    positions: Float[Array, "pop dim"]
     velocities: Float[Array, "pop dim"]
     personal_best: Float[Array, "pop dim"]
     personal_best_fitness: Float[Array, " pop"]
-    best_genome: Params
-    best_fitness: Float[Array, ""]
-    generation: Int[Array, ""]
 
 
 def constriction_coefficient(
@@ -55,14 +46,14 @@ def constriction_coefficient(
     """The constriction coefficient of Clerc & Kennedy (2002) with ``kappa = 1``:
     ``chi = 2 / |2 - phi - sqrt(phi^2 - 4 phi)|`` with ``phi = c1 + c2 > 4``
     (``c1 = c2 = 2.05`` gives ``chi = 0.72984``)."""
-    phi = jnp.asarray(cognitive + social, jnp.float32)
+    phi = cognitive + social
     return 2.0 / jnp.abs(2.0 - phi - jnp.sqrt(phi**2 - 4.0 * phi))
 
 
 def ring_neighbour_best(personal_best_fitness: Float[Array, " pop"]) -> Int[Array, " pop"]:
     """The ring ("lbest", k = 2) neighbourhood best of each particle: the index of the
     fittest personal best among particles ``i - 1, i, i + 1`` (cyclic; ties prefer ``i``,
-    then ``i - 1``; NaN counts as ``-inf``)."""
+    then ``i - 1``; non-finite counts as ``-inf``)."""
     fitness = sanitize_fitness(personal_best_fitness)
     n = fitness.shape[0]
     # column k holds the fitness of particle i + offset[k]
@@ -93,9 +84,9 @@ def pso_velocity(
     rule; ``w = chi = 1`` is the original of Kennedy & Eberhart (1995).
 
     Args:
-        velocities, positions, personal_best: ``v``, ``x``, ``p``, each ``f32[pop, D]``.
-        neighbour_best: each particle's neighbourhood best ``g``, ``f32[pop, D]``.
-        r1, r2: uniform ``[0, 1)`` draws, ``f32[pop, D]``.
+        velocities, positions, personal_best: ``v``, ``x``, ``p``, each ``[pop, D]``.
+        neighbour_best: each particle's neighbourhood best ``g``, ``[pop, D]``.
+        r1, r2: uniform ``[0, 1)`` draws, ``[pop, D]`` (or ``[pop, 1]``: one per particle).
         inertia, cognitive, social, constriction: ``w``, ``c1``, ``c2``, ``chi``.
         max_velocity: the clamp, or ``None``.
     """
@@ -109,30 +100,31 @@ def pso_velocity(
     return velocities
 
 
-class PSO(Algorithm):
+class PSO(PopulationAlgorithm[PSOState]):
     """Particle swarm optimisation (Kennedy & Eberhart, 1995), maximising.
 
     Each particle keeps a position ``x``, a velocity ``v`` and its personal best ``p``; ``g``
-    is the global best (``topology="global"``) or the best personal best among the particle
-    and its two ring neighbours (``topology="ring"``, :func:`ring_neighbour_best`). The
-    velocity rule (:func:`pso_velocity`) is Clerc & Kennedy's (2002) constriction
+    is the best personal best of the swarm (``topology="global"``) or of the particle and its
+    two ring neighbours (``topology="ring"``, :func:`ring_neighbour_best`). The velocity rule
+    (:func:`pso_velocity`) is Clerc & Kennedy's (2002) constriction
     (``velocity_rule="constriction"``: ``chi`` from ``c1 + c2``, defaults ``c1 = c2 = 2.05``,
     ``chi = 0.7298``) or Shi & Eberhart's (1998) inertia weight (``"inertia"``: defaults
     ``w = 0.7298``, ``c1 = c2 = 1.49618``, Eberhart & Shi's (2000) equivalent of the
-    constriction defaults).
+    constriction defaults). ``r1, r2`` are drawn per particle and coordinate (evosax's ``PSO``
+    draws one pair per particle, shared by all coordinates).
 
-    Ordering. ``tell`` takes the evaluated positions and updates the personal bests (strictly
-    better fitness replaces ``p``) and the global best. The move itself,
-    ``v <- velocity rule; x <- x + v``, needs random numbers and ``tell`` gets no key, so it
-    happens at the start of the next ``ask`` (with that call's key), before the positions are
-    returned. The sequence evaluate -> update bests -> move -> evaluate is the classical one.
-    The first ``ask`` returns the initial positions unmoved.
+    Ordering. ``ask`` returns the particles' current positions. ``tell`` takes them with
+    their fitness, updates the personal bests (a strictly better fitness replaces ``p``), and
+    then moves the swarm with its key: ``v <- velocity rule`` (``g`` from the updated personal
+    bests, ``r1, r2`` drawn from the key), ``x <- x + v``. So the classical sequence
+    evaluate -> update bests -> move -> evaluate runs within ``tell``; the first ``ask``
+    returns the initial swarm.
 
     The swarm starts at ``x0 + init_std * N(0, I)`` (drawn in :meth:`init`; PSO papers draw
     uniformly in a box, which a neural genome does not have), with zero velocities
     (Engelbrecht, 2012, "Particle swarm optimization: velocity initialization"). :meth:`best`
-    is the global best position ever told. NaN fitness counts as ``-inf``: it never becomes a
-    personal or global best.
+    is the best position ever told. A non-finite fitness counts as ``-inf``: it never becomes a
+    personal best.
 
     Args:
         pop_size: number of particles.
@@ -143,7 +135,7 @@ class PSO(Algorithm):
         inertia: ``w``, only with ``velocity_rule="inertia"``; ``None`` uses 0.7298.
         topology: ``"global"`` (default) or ``"ring"``.
         max_velocity: clamp on each velocity coordinate, positive, or ``None`` (no clamp).
-        init_std: std of the initial positions around ``x0``, positive.
+        init_std: spread of the initial positions around ``x0``, positive.
     """
 
     pop_size: int = eqx.field(static=True)
@@ -187,13 +179,10 @@ class PSO(Algorithm):
         self.init_std = init_std
 
     def __check_init__(self):
-        check_positive_int("pop_size", self.pop_size)
         if self.topology not in TOPOLOGIES:
             raise ValueError(f"topology must be one of {TOPOLOGIES}, got {self.topology!r}")
-        if self.topology == "ring" and self.pop_size < 3:
-            raise ValueError(
-                f"pop_size must be at least 3 for a ring topology, got {self.pop_size}"
-            )
+        if self.topology == "ring":
+            check_min_pop_size(self.pop_size, 3, "for a ring topology")
         check_positive("cognitive", self.cognitive)
         check_positive("social", self.social)
         check_positive("inertia", self.inertia)
@@ -219,42 +208,49 @@ class PSO(Algorithm):
             return constriction_coefficient(self.cognitive, self.social)
         return 1.0
 
-    def init(self, key: PRNGKey, x0: Params) -> PSOState:
-        x0 = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), x0)
-        flat, _ = ravel_pytree(x0)
-        positions = flat[None] + self.init_std * jax.random.normal(
-            key, (self.pop_size, flat.shape[0])
-        )
-        return PSOState(
-            positions=positions,
-            velocities=jnp.zeros_like(positions),
-            personal_best=positions,
-            personal_best_fitness=jnp.full(self.pop_size, -jnp.inf, jnp.float32),
-            best_genome=x0,
-            best_fitness=jnp.array(-jnp.inf, jnp.float32),
-            generation=jnp.zeros([], jnp.int32),
-        )
-
     def draws(
-        self, key: PRNGKey, dim: int
+        self, key: PRNGKey, like: Float[Array, "pop dim"]
     ) -> tuple[Float[Array, "pop dim"], Float[Array, "pop dim"]]:
-        """The random numbers one :meth:`ask` uses: ``r1, r2``, uniform ``[0, 1)``,
-        ``f32[pop, D]`` each (the two halves of one ``f32[pop, 2 D]`` draw)."""
-        r = jax.random.uniform(key, (self.pop_size, 2 * dim))
+        """The random numbers one :meth:`tell` uses to move a swarm like ``like`` (its shape
+        and dtype): ``r1, r2``, uniform ``[0, 1)``, ``[pop, D]`` each (the two halves of one
+        ``[pop, 2 D]`` draw)."""
+        dim = like.shape[1]
+        r = jax.random.uniform(key, (self.pop_size, 2 * dim), like.dtype)
         return r[:, :dim], r[:, dim:]
 
     def neighbour_best(self, state: PSOState) -> Float[Array, "pop dim"]:
-        """Each particle's attractor ``g``: the global best, or its ring neighbourhood's best."""
+        """Each particle's attractor ``g``: the swarm's best personal best, or its ring
+        neighbourhood's."""
         if self.topology == "ring":
             return state.personal_best[ring_neighbour_best(state.personal_best_fitness)]
-        best, _ = ravel_pytree(state.best_genome)
-        return jnp.broadcast_to(best[None], state.positions.shape)
+        best = state.personal_best[jnp.argmax(sanitize_fitness(state.personal_best_fitness))]
+        return jnp.broadcast_to(best[None], state.personal_best.shape)
 
-    def ask(self, key: PRNGKey, state: PSOState) -> tuple[Population, PSOState]:
-        r1, r2 = self.draws(key, state.positions.shape[1])
+    def _init(self, key, x0):
+        positions = x0[None] + self.init_std * normal(key, (self.pop_size, x0.shape[0]), x0)
+        unevaluated = jnp.full(self.pop_size, -jnp.inf, x0.dtype)
+        return PSOState(
+            population=positions,
+            fitness=unevaluated,
+            velocities=jnp.zeros_like(positions),
+            personal_best=positions,
+            personal_best_fitness=unevaluated,
+        )
+
+    def _ask(self, key, state):
+        del key
+        return state.population, state
+
+    def _tell(self, key, state, x, fitness):
+        improved = fitness > state.personal_best_fitness
+        state = state.replace(
+            personal_best=jnp.where(improved[:, None], x, state.personal_best),
+            personal_best_fitness=jnp.where(improved, fitness, state.personal_best_fitness),
+        )
+        r1, r2 = self.draws(key, x)
         velocities = pso_velocity(
             state.velocities,
-            state.positions,
+            x,
             state.personal_best,
             self.neighbour_best(state),
             r1,
@@ -265,31 +261,6 @@ class PSO(Algorithm):
             self.constriction,
             self.max_velocity,
         )
-        moved = state.generation > 0  # the first ask evaluates the initial swarm
-        velocities = jnp.where(moved, velocities, state.velocities)
-        positions = jnp.where(moved, state.positions + velocities, state.positions)
-        new_state = state.replace(positions=positions, velocities=velocities)  # type: ignore[attr-defined]
-        return unflatten_population(positions, state.best_genome), new_state
-
-    def tell(
-        self, state: PSOState, population: Population, fitness: Fitness
-    ) -> tuple[PSOState, Metrics]:
-        fitness = sanitize_fitness(check_fitness(fitness, self.pop_size))
-        positions = flatten_population(population)
-        improved = fitness > state.personal_best_fitness
-        best_genome, best_fitness = update_best(
-            state.best_genome, state.best_fitness, positions, fitness
-        )
-        new_state = state.replace(  # type: ignore[attr-defined]
-            positions=positions,
-            personal_best=jnp.where(improved[:, None], positions, state.personal_best),
-            personal_best_fitness=jnp.where(improved, fitness, state.personal_best_fitness),
-            best_genome=best_genome,
-            best_fitness=best_fitness,
-            generation=state.generation + 1,
-        )
-        speed = jnp.sqrt(jnp.sum(state.velocities**2, axis=1))
-        return new_state, {"best_fitness": best_fitness, "speed_mean": jnp.mean(speed)}
-
-    def best(self, state: PSOState) -> Params:
-        return state.best_genome
+        new_state = state.replace(population=x + velocities, velocities=velocities)
+        speed = jnp.sqrt(jnp.sum(velocities**2, axis=1))
+        return new_state, {"speed_mean": jnp.mean(speed)}

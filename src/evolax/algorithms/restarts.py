@@ -22,8 +22,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from evolax.algorithms.base import Algorithm
-from evolax.algorithms.cma_es import default_pop_size
-from evolax.algorithms.shaping import sanitize_fitness
+from evolax.algorithms.cma_family import default_pop_size
 from evolax.types import Params, Population, PRNGKey
 from evolax.validation import check_positive, check_positive_int
 
@@ -97,35 +96,30 @@ def _run_segment(
     pop_size = algorithm.pop_size
     init_key, key = jax.random.split(key)
     state = algorithm.init(init_key, x0)
-    best_f = jnp.asarray(-jnp.inf, jnp.float32)
-    best_x = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), x0)
 
     def cond(carry):
-        state, _, evals, _, best_f, _ = carry
-        return (~algorithm.should_stop(state)) & (evals + pop_size <= budget) & (best_f < target)  # type: ignore[attr-defined]
+        state, _, evals = carry
+        return (
+            ~algorithm.should_stop(state)  # type: ignore[attr-defined]
+            & (evals + pop_size <= budget)
+            & (state.best_fitness < target)
+        )
 
     def body(carry):
-        state, key, evals, best_x, best_f, generations = carry
-        key, sample_key = jax.random.split(key)
-        population, state = algorithm.ask(sample_key, state)
-        fitness = jnp.asarray(fitness_fn(population), jnp.float32)
+        state, key, evals = carry
+        key, ask_key, tell_key = jax.random.split(key, 3)
+        population, state = algorithm.ask(ask_key, state)
+        fitness = jnp.asarray(fitness_fn(population))
         if fitness.shape != (pop_size,):
             raise ValueError(
                 f"fitness_fn must return shape (pop_size,) = ({pop_size},), got {fitness.shape}"
             )
-        state, _ = algorithm.tell(state, population, fitness)
-        clean = sanitize_fitness(fitness)
-        i = jnp.argmax(clean)
-        better = clean[i] > best_f
-        best_x = jax.tree.map(lambda b, p: jnp.where(better, p[i], b), best_x, population)
-        best_f = jnp.maximum(best_f, clean[i])
-        return state, key, evals + pop_size, best_x, best_f, generations + 1
+        state, _ = algorithm.tell(tell_key, state, population, fitness)
+        return state, key, evals + pop_size
 
-    zero = jnp.asarray(0, jnp.int32)
-    state, _, evals, best_x, best_f, generations = jax.lax.while_loop(
-        cond, body, (state, key, zero, best_x, best_f, zero)
-    )
-    return best_x, best_f, evals, generations, algorithm.termination_criteria(state)  # type: ignore[attr-defined]
+    state, _, evals = jax.lax.while_loop(cond, body, (state, key, jnp.asarray(0, jnp.int32)))
+    criteria = algorithm.termination_criteria(state)  # type: ignore[attr-defined]
+    return state.best_genome, state.best_fitness, evals, state.generation, criteria
 
 
 class _Runner:

@@ -1,96 +1,161 @@
-"""Fitness shaping: maps raw fitness to the utilities an update uses.
+"""Fitness shaping: functions ``(fitness, x) -> utilities`` that algorithms take as their
+``fitness_shaping`` argument, composed with :func:`chain` as optax composes transforms.
 
-NaN rule (used by every algorithm in evolax): a NaN fitness counts as the worst possible
-fitness, ``-inf``, so a diverged individual is ranked last and never poisons the state.
-Shapings that use fitness values rather than ranks (:func:`z_score`, :func:`min_max`) first
-pass them through :func:`finite_fitness`, which gives NaN and ``-inf`` the worst finite value.
+``fitness`` is ``[pop]`` (maximised) and ``x`` the flat population ``[pop, D]`` (only
+:func:`weight_decay` reads it). The template (:mod:`evolax.algorithms.base`) hands every
+shaping a fitness whose non-finite values are ``-inf``. Rank-based shapings give each of them
+the utility of the worst rank; value-based ones (:func:`raw`, :func:`z_score`,
+:func:`min_max`) first replace them by the worst finite fitness (:func:`finite_fitness`). So an
+individual with a non-finite fitness never pulls the search toward itself.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
+
+from evolax.validation import check_non_negative
+
+Shaping = Callable[..., Float[Array, " pop"]]
+"""``shaping(fitness, x) -> utilities``, each ``[pop]``."""
 
 
 def sanitize_fitness(fitness: Float[Array, " pop"]) -> Float[Array, " pop"]:
-    """Replace NaN by ``-inf`` (the documented NaN rule)."""
-    return jnp.where(jnp.isnan(fitness), -jnp.inf, fitness)
+    """Every non-finite fitness as ``-inf`` (the template's rule, for direct callers)."""
+    return jnp.where(jnp.isfinite(fitness), fitness, -jnp.inf)
 
 
-def centered_rank(fitness: Float[Array, " pop"]) -> Float[Array, " pop"]:
+def rank_utilities(
+    fitness: Float[Array, " pop"], by_rank: Float[Array, " pop"] | np.ndarray
+) -> Float[Array, " pop"]:
+    """Each individual's utility ``by_rank[r]`` for its rank ``r`` (0 = the best; ties by
+    position). Individuals with a non-finite fitness all get the worst rank's utility,
+    ``by_rank[-1]``, so none of them is preferred to another or to a finite one."""
+    fitness = sanitize_fitness(fitness)
+    by_rank = jnp.asarray(by_rank, fitness.dtype)
+    order = jnp.argsort(-fitness, stable=True)  # best first
+    utilities = jnp.zeros_like(fitness).at[order].set(by_rank)
+    return jnp.where(fitness > -jnp.inf, utilities, by_rank[-1])
+
+
+def centered_rank(fitness: Float[Array, " pop"], x=None) -> Float[Array, " pop"]:
     """Centred ranks in ``[-0.5, 0.5]``: the worst gets -0.5, the best +0.5.
 
-    Ties are broken by position (stable sort), as in EvoJAX and Salimans et al. (2017).
+    Ties are broken by position (the earlier ranks lower), as in EvoJAX and Salimans et al.
+    (2017); non-finite fitness gets -0.5.
     """
+    del x
+    fitness = sanitize_fitness(fitness)
     n = fitness.shape[0]
-    order = jnp.argsort(sanitize_fitness(fitness), stable=True)
-    ranks = jnp.zeros(n, jnp.float32).at[order].set(jnp.arange(n, dtype=jnp.float32))
+    order = jnp.argsort(fitness, stable=True)
+    ranks = jnp.zeros(n, fitness.dtype).at[order].set(jnp.arange(n, dtype=fitness.dtype))
+    ranks = jnp.where(fitness > -jnp.inf, ranks, 0.0)
     return ranks / max(n - 1, 1) - 0.5
 
 
 def finite_fitness(fitness: Float[Array, " pop"]) -> Float[Array, " pop"]:
-    """The NaN rule for shapings that use fitness values, not just their order.
+    """The fitness rule for shapings that use fitness values, not just their order.
 
     NaN and ``-inf`` become the worst finite fitness (so they rank with the worst and add no
-    outliers), ``+inf`` the best finite one; with no finite value at all, everything is 0.
+    outliers), ``+inf`` too (the template never lets it through as better); with no finite
+    value at all, everything is 0.
     """
     finite = jnp.isfinite(fitness)
     worst = jnp.min(jnp.where(finite, fitness, jnp.inf))
-    best = jnp.max(jnp.where(finite, fitness, -jnp.inf))
-    fitness = jnp.where(fitness == jnp.inf, best, jnp.where(finite, fitness, worst))
-    return jnp.where(jnp.any(finite), fitness, 0.0)
+    return jnp.where(jnp.any(finite), jnp.where(finite, fitness, worst), 0.0)
 
 
-def z_score(fitness: Float[Array, " pop"]) -> Float[Array, " pop"]:
+def raw(fitness: Float[Array, " pop"], x=None) -> Float[Array, " pop"]:
+    """The fitness itself (non-finite values as the worst finite one)."""
+    del x
+    return finite_fitness(fitness)
+
+
+def z_score(fitness: Float[Array, " pop"], x=None) -> Float[Array, " pop"]:
     """``(f - mean) / std``: zero mean, unit variance (all zeros if every fitness is equal)."""
+    del x
     fitness = finite_fitness(fitness)
     centred = fitness - jnp.mean(fitness)
     std = jnp.std(fitness)
     return jnp.where(std > 0, centred / jnp.where(std > 0, std, 1.0), 0.0)
 
 
-def min_max(fitness: Float[Array, " pop"]) -> Float[Array, " pop"]:
+def min_max(fitness: Float[Array, " pop"], x=None) -> Float[Array, " pop"]:
     """Fitness scaled to ``[0, 1]``: the worst 0, the best 1 (all zeros if all are equal)."""
+    del x
     fitness = finite_fitness(fitness)
     low, span = jnp.min(fitness), jnp.max(fitness) - jnp.min(fitness)
     return jnp.where(span > 0, (fitness - low) / jnp.where(span > 0, span, 1.0), 0.0)
 
 
-def cma_weights(fitness: Float[Array, " pop"]) -> Float[Array, " pop"]:
+def cma_weights(fitness: Float[Array, " pop"], x=None) -> Float[Array, " pop"]:
     """CMA-ES recombination weights by rank (Hansen, 2016, eq. 49 with positive weights only).
 
     With ``n`` individuals and ``mu = n // 2``, the ``i``-th best (``i = 1 .. mu``) gets
     ``log((n + 1) / 2) - log(i)``, normalised to sum to 1; the others get 0. Ties are broken by
-    position, as in :func:`centered_rank`.
+    position (the earlier ranks higher).
     """
+    del x
     n = fitness.shape[0]
     mu = max(n // 2, 1)
-    raw = jnp.log((n + 1) / 2) - jnp.log(jnp.arange(1, mu + 1, dtype=jnp.float32))
-    by_rank = jnp.concatenate([raw / jnp.sum(raw), jnp.zeros(n - mu, jnp.float32)])
-    order = jnp.argsort(-sanitize_fitness(fitness), stable=True)  # best first
-    return jnp.zeros(n, jnp.float32).at[order].set(by_rank)
+    raw_weights = np.log((n + 1) / 2) - np.log(np.arange(1, mu + 1))
+    by_rank = np.concatenate([raw_weights / raw_weights.sum(), np.zeros(n - mu)])
+    return rank_utilities(fitness, by_rank)
 
 
-def weight_decay(
-    fitness: Float[Array, " pop"], flat_population: Float[Array, "pop dim"], coefficient: float
-) -> Float[Array, " pop"]:
-    """Fitness minus ``coefficient`` times each genome's mean squared parameter (an L2 prior,
-    as in Salimans et al., 2017), applied before another shaping."""
-    if flat_population.ndim != 2 or flat_population.shape[0] != fitness.shape[0]:
-        raise ValueError(
-            f"flat_population must be (pop, dim) with pop = {fitness.shape[0]}, got shape "
-            f"{flat_population.shape}"
-        )
-    return fitness - coefficient * jnp.mean(flat_population**2, axis=1)
-
-
-def nes_utilities(fitness: Float[Array, " pop"]) -> Float[Array, " pop"]:
+def nes_utilities(fitness: Float[Array, " pop"], x=None) -> Float[Array, " pop"]:
     """The rank-based utilities of natural evolution strategies (Wierstra et al., 2014, eq. 11).
 
     The ``i``-th best of ``n`` gets ``max(0, log(n / 2 + 1) - log(i))``, normalised to sum 1,
     minus ``1 / n``: they sum to zero, and the worse half share the same negative value. Ties
     are broken by position.
     """
+    del x
     n = fitness.shape[0]
-    raw = jnp.maximum(0.0, jnp.log(n / 2 + 1) - jnp.log(jnp.arange(1, n + 1, dtype=jnp.float32)))
-    by_rank = raw / jnp.sum(raw) - 1.0 / n
-    order = jnp.argsort(-sanitize_fitness(fitness), stable=True)  # best first
-    return jnp.zeros(n, jnp.float32).at[order].set(by_rank)
+    raw_weights = np.maximum(0.0, np.log(n / 2 + 1) - np.log(np.arange(1, n + 1)))
+    return rank_utilities(fitness, raw_weights / raw_weights.sum() - 1.0 / n)
+
+
+class weight_decay(eqx.Module):  # used like a function, as optax's transforms
+    """Fitness minus ``coefficient`` times each genome's mean squared parameter (an L2 prior,
+    as in Salimans et al., 2017); chain it before a rank shaping:
+    ``chain(weight_decay(0.005), centered_rank)``.
+
+    Args:
+        coefficient: the penalty's weight, ``>= 0``.
+    """
+
+    coefficient: float = eqx.field(static=True)
+
+    def __check_init__(self):
+        check_non_negative("coefficient", self.coefficient)
+
+    def __call__(self, fitness: Float[Array, " pop"], x: Float[Array, "pop dim"]):
+        if x is None or x.ndim != 2 or x.shape[0] != fitness.shape[0]:
+            shape = None if x is None else x.shape
+            raise ValueError(
+                f"x must be the flat population (pop, dim) with pop = {fitness.shape[0]}, got "
+                f"shape {shape}"
+            )
+        return fitness - self.coefficient * jnp.mean(x**2, axis=1)
+
+
+class chain(eqx.Module):
+    """Shapings applied in order: ``chain(a, b)(fitness, x) = b(a(fitness, x), x)``."""
+
+    shapings: tuple[Shaping, ...] = eqx.field(static=True)
+
+    def __init__(self, *shapings: Shaping):
+        for shaping in shapings:
+            if not callable(shaping):
+                raise ValueError(f"chain takes shaping functions, got {shaping!r}")
+        self.shapings = shapings
+
+    def __call__(self, fitness: Float[Array, " pop"], x=None) -> Float[Array, " pop"]:
+        for shaping in self.shapings:
+            fitness = shaping(fitness, x)
+        return fitness

@@ -8,41 +8,19 @@ import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, Float, Int
 
-from evolax.algorithms.base import (
-    Algorithm,
-    check_fitness,
-    flatten_population,
-    unflatten_population,
-    update_best,
-)
-from evolax.algorithms.noise import gaussian
+from evolax.algorithms.base import PopulationAlgorithm, PopulationState, normal
 from evolax.algorithms.shaping import sanitize_fitness
-from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
+from evolax.types import PRNGKey
 from evolax.validation import check_positive, check_positive_int
 
 
-@chex.dataclass(frozen=True)
-class SimpleGAState:
-    """SimpleGA state.
-
-    Attributes:
-        population: the last evaluated generation, flattened, ``f32[pop, D]``.
-        fitness: its fitness from the last ``tell``, ``f32[pop]`` (NaN stored as ``-inf``;
-            all ``-inf`` before the first ``tell``).
-        best_genome: the best genome ever told, a pytree (``x0`` before the first ``tell``);
-            what :meth:`SimpleGA.best` returns.
-        best_fitness: its fitness, ``f32[]`` (``-inf`` until a finite fitness is told).
-        generation: number of ``tell`` calls so far, ``i32[]``.
-    """
-
-    population: Float[Array, "pop dim"]
-    fitness: Float[Array, " pop"]
-    best_genome: Params
-    best_fitness: Float[Array, ""]
-    generation: Int[Array, ""]
+@chex.dataclass(frozen=True, kw_only=True)
+class SimpleGAState(PopulationState):
+    """SimpleGA state: ``population`` is the last evaluated generation (``[pop, D]``, every
+    row ``x0`` before the first ``tell``) and ``fitness`` its fitness (``[pop]``, non-finite
+    values as ``-inf``; all ``-inf`` before the first ``tell``)."""
 
 
 def next_generation(
@@ -56,23 +34,23 @@ def next_generation(
 ) -> Float[Array, "pop dim"]:
     """One generation of Such et al. (2017), algorithm 1, on a flat population.
 
-    Ranks ``population`` by ``fitness`` (best first; NaN counts as ``-inf``; ties by
+    Ranks ``population`` by ``fitness`` (best first; non-finite counts as ``-inf``; ties by
     position), keeps the top ``n_elites`` unmutated in rows ``0 .. n_elites - 1`` and fills the
     other rows with ``parents[parent_choice] + mutation_std * noise``, where ``parents`` are the
     top ``n_parents`` (truncation selection).
 
     Args:
-        population: ``f32[pop, D]``.
-        fitness: ``f32[pop]``, maximised.
+        population: ``[pop, D]``.
+        fitness: ``[pop]``, maximised.
         parent_choice: index into the ranked parents of each child, ``i32[pop - n_elites]``
             with values in ``[0, n_parents)``.
-        noise: standard-normal mutation directions, ``f32[pop - n_elites, D]``.
+        noise: standard-normal mutation directions, ``[pop - n_elites, D]``.
         n_parents: truncation size ``T``.
         n_elites: number of elites copied unchanged.
         mutation_std: the mutation power ``sigma``.
 
     Returns:
-        The next population, ``f32[pop, D]``.
+        The next population, ``[pop, D]``.
     """
     order = jnp.argsort(-sanitize_fitness(fitness), stable=True)  # best first
     parents = population[order[:n_parents]]
@@ -80,13 +58,14 @@ def next_generation(
     return jnp.concatenate([population[order[:n_elites]], children])
 
 
-class SimpleGA(Algorithm):
+class SimpleGA(PopulationAlgorithm[SimpleGAState]):
     """The deep-neuroevolution GA of Such et al. (2017), algorithm 1.
 
     Each generation, the top ``n_parents`` (``T``) of the last evaluated population become
     parents; every child is a uniformly chosen parent plus ``mutation_std * N(0, I)``, and the
     best ``n_elites`` members are copied unmutated into the first rows (the paper keeps one
-    elite). There is no crossover.
+    elite). There is no crossover. (evosax's ``SimpleGA`` is this GA with ``n_elites = 0``
+    and ``n_parents = pop_size // 2``: it mutates every child, elites included.)
 
     Elite fitness is re-measured: the elites are part of the population ``ask`` returns, so
     (through the trainer) they are evaluated again every generation, and selection uses that
@@ -95,12 +74,13 @@ class SimpleGA(Algorithm):
     top-10 candidates on 30 episodes), which this ask/tell version leaves to the trainer's
     ``n_repeats``.
 
-    The first ``ask`` returns ``x0 + init_std * N(0, I)`` for every row, except that with
-    elitism (``n_elites >= 1``) row 0 is ``x0`` itself, so the start point is never lost.
+    Until a generation with a finite fitness has been told, ``ask`` returns ``x0 + init_std *
+    N(0, I)`` for every row, except that with elitism (``n_elites >= 1``) row 0 is ``x0``
+    itself, so the start point is never lost.
 
     :meth:`best` is the best genome ever told, with its single evaluation (on a noisy task,
-    re-test it). NaN fitness counts as ``-inf`` (the library's rule): such a member is never
-    a parent or elite ahead of a finite one and never becomes the best.
+    re-test it). A non-finite fitness counts as ``-inf``: such a member is never a parent or
+    elite ahead of a finite one.
 
     Args:
         pop_size: number of members, including the elites.
@@ -108,7 +88,8 @@ class SimpleGA(Algorithm):
             ``max(1, pop_size // 5)``.
         n_elites: members copied unmutated, in ``[0, n_parents]`` and below ``pop_size``.
         mutation_std: the mutation power ``sigma``, positive.
-        init_std: std of the first generation around ``x0``; ``None`` uses ``mutation_std``.
+        init_std: spread of the first generation around ``x0``; ``None`` uses
+            ``mutation_std``.
     """
 
     pop_size: int = eqx.field(static=True)
@@ -134,9 +115,10 @@ class SimpleGA(Algorithm):
         self.init_std = mutation_std if init_std is None else init_std
 
     def __check_init__(self):
-        check_positive_int("pop_size", self.pop_size)
+        # pop_size itself is checked by Algorithm.__check_init__ (it runs after this one)
+        sized = isinstance(self.pop_size, int) and self.pop_size >= 1
         check_positive_int("n_parents", self.n_parents)
-        if self.n_parents > self.pop_size:
+        if sized and self.n_parents > self.pop_size:
             raise ValueError(
                 f"n_parents must be in [1, pop_size] = [1, {self.pop_size}], got {self.n_parents}"
             )
@@ -149,7 +131,7 @@ class SimpleGA(Algorithm):
                 f"n_elites must be an integer in [0, n_parents] = [0, {self.n_parents}], "
                 f"got {self.n_elites!r}"
             )
-        if self.n_elites >= self.pop_size:
+        if sized and self.n_elites >= self.pop_size:
             raise ValueError(
                 f"n_elites must be below pop_size ({self.pop_size}) to leave room for children, "
                 f"got {self.n_elites}"
@@ -157,33 +139,29 @@ class SimpleGA(Algorithm):
         check_positive("mutation_std", self.mutation_std)
         check_positive("init_std", self.init_std)
 
-    def init(self, key: PRNGKey, x0: Params) -> SimpleGAState:
+    def draws(
+        self, key: PRNGKey, like: Float[Array, " dim"]
+    ) -> tuple[Int[Array, " children"], Float[Array, "pop dim"]]:
+        """The random numbers one :meth:`ask` uses for genomes like ``like`` (a flat genome,
+        ``[D]``: its size and dtype): each child's parent rank (``i32[pop - n_elites]``,
+        uniform in ``[0, n_parents)`` as random bits modulo ``n_parents``) and standard-normal
+        noise (``[pop, D]``; rows ``n_elites:`` mutate children, all rows perturb ``x0`` in
+        the first generation)."""
+        choice_key, noise_key = jax.random.split(key)
+        bits = jax.random.bits(choice_key, (self.pop_size - self.n_elites,), jnp.uint32)
+        choice = (bits % jnp.uint32(self.n_parents)).astype(jnp.int32)
+        return choice, normal(noise_key, (self.pop_size, like.shape[0]), like)
+
+    def _init(self, key, x0):
         del key
-        x0 = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), x0)
-        flat, _ = ravel_pytree(x0)
         return SimpleGAState(
-            population=jnp.zeros((self.pop_size, flat.shape[0]), jnp.float32) + flat[None],
-            fitness=jnp.full(self.pop_size, -jnp.inf, jnp.float32),
-            best_genome=x0,
-            best_fitness=jnp.array(-jnp.inf, jnp.float32),
-            generation=jnp.zeros([], jnp.int32),
+            population=jnp.broadcast_to(x0[None], (self.pop_size, x0.shape[0])),
+            fitness=jnp.full(self.pop_size, -jnp.inf, x0.dtype),
         )
 
-    def draws(
-        self, key: PRNGKey, dim: int
-    ) -> tuple[Int[Array, " children"], Float[Array, "pop dim"]]:
-        """The random numbers one :meth:`ask` uses: each child's parent rank
-        (``i32[pop - n_elites]``, uniform in ``[0, n_parents)`` as random bits modulo
-        ``n_parents``) and standard-normal noise (``f32[pop, D]``; rows ``n_elites:`` mutate
-        children, all rows perturb ``x0`` on the first ask)."""
-        choice_key, noise_key = jax.random.split(key)
-        bits = jax.random.bits(choice_key, (self.pop_size - self.n_elites,))
-        choice = (bits % jnp.uint32(self.n_parents)).astype(jnp.int32)
-        return choice, gaussian(noise_key, (self.pop_size, dim))
-
-    def ask(self, key: PRNGKey, state: SimpleGAState) -> tuple[Population, SimpleGAState]:
-        flat0, _ = ravel_pytree(state.best_genome)  # x0 until the first tell
-        choice, noise = self.draws(key, state.population.shape[1])
+    def _ask(self, key, state):
+        x0 = state.population[0]  # every row is x0 until a generation has been told
+        choice, noise = self.draws(key, x0)
         children = next_generation(
             state.population,
             state.fitness,
@@ -193,28 +171,12 @@ class SimpleGA(Algorithm):
             self.n_elites,
             self.mutation_std,
         )
-        first = flat0[None] + self.init_std * noise
+        first = x0[None] + self.init_std * noise
         if self.n_elites:
-            first = first.at[0].set(flat0)
-        population = jnp.where(state.generation == 0, first, children)
-        return unflatten_population(population, state.best_genome), state
+            first = first.at[0].set(x0)
+        told = jnp.any(state.fitness > -jnp.inf)
+        return jnp.where(told, children, first), state
 
-    def tell(
-        self, state: SimpleGAState, population: Population, fitness: Fitness
-    ) -> tuple[SimpleGAState, Metrics]:
-        fitness = sanitize_fitness(check_fitness(fitness, self.pop_size))
-        flat = flatten_population(population)
-        best_genome, best_fitness = update_best(
-            state.best_genome, state.best_fitness, flat, fitness
-        )
-        new_state = SimpleGAState(
-            population=flat,
-            fitness=fitness,
-            best_genome=best_genome,
-            best_fitness=best_fitness,
-            generation=state.generation + 1,
-        )
-        return new_state, {"best_fitness": best_fitness}
-
-    def best(self, state: SimpleGAState) -> Params:
-        return state.best_genome
+    def _tell(self, key, state, x, fitness):
+        del key
+        return state.replace(population=x, fitness=fitness), {}

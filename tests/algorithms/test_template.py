@@ -1,0 +1,140 @@
+"""The template's promises, for every exported algorithm under each of its boolean options and
+in float32 and float64: the fitness rule (NaN, -inf and +inf never reach the state or the
+best-ever), the skipped all-NaN generation, the standard metrics, and a single compile."""
+
+import dataclasses
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import evolax.algorithms as algorithms
+from evolax.algorithms import Algorithm
+
+REQUIRED = {
+    "MAPElites": dict(grid_shape=(4, 4), descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0)),
+}
+"""Constructor arguments an algorithm needs besides ``pop_size``."""
+
+POP = 8
+GENOME = {"w": jnp.full((4, 4), 0.5), "b": jnp.linspace(-1.0, 1.0, 4)}  # D = 20
+
+
+def exported_algorithms() -> list[type[Algorithm]]:
+    return sorted(
+        (
+            cls
+            for cls in vars(algorithms).values()
+            if isinstance(cls, type)
+            and issubclass(cls, Algorithm)
+            and not getattr(cls, "__abstractmethods__", None)
+        ),
+        key=lambda cls: cls.__name__,
+    )
+
+
+def variants():
+    """Each algorithm with its defaults, then with each boolean option flipped."""
+    for cls in exported_algorithms():
+        kwargs = dict(pop_size=POP, **REQUIRED.get(cls.__name__, {}))
+        yield pytest.param(cls, kwargs, id=cls.__name__)
+        for field in dataclasses.fields(cls):
+            if isinstance(field.default, bool):
+                flipped = kwargs | {field.name: not field.default}
+                yield pytest.param(cls, flipped, id=f"{cls.__name__}-{field.name}")
+
+
+def test_every_exported_algorithm_is_covered():
+    names = {cls.__name__ for cls in exported_algorithms()}
+    assert len(names) >= 13, names
+
+
+def sphere(population):
+    return -sum(jnp.sum(leaf.reshape(POP, -1) ** 2, axis=1) for leaf in jax.tree.leaves(population))
+
+
+def extra_inputs(algo, key):
+    return {
+        name: {"descriptors": jax.random.uniform(key, (POP, 2), minval=-1, maxval=1)}[name]
+        for name in algo.extra_inputs
+    }
+
+
+def sound(tree) -> bool:
+    """No NaN and no +inf in any floating leaf (``-inf`` marks unevaluated fitness)."""
+    return all(
+        not np.any(np.isnan(leaf)) and not np.any(leaf == np.inf)
+        for leaf in map(np.asarray, jax.tree.leaves(tree))
+        if np.issubdtype(leaf.dtype, np.floating)
+    )
+
+
+PATTERNS = {
+    "nan": [np.nan, 1.0, 2.0, np.nan, 0.5, -1.0, 3.0, 0.0],
+    "plus_inf": [np.inf, 1.0, 2.0, 0.0, 0.5, -1.0, 3.0, np.inf],
+    "minus_inf": [-np.inf, 1.0, -np.inf, 0.0, 0.5, -1.0, 3.0, 0.0],
+    "mixed": [np.nan, np.inf, -np.inf, 0.0, 0.5, -1.0, 3.0, 0.0],
+}
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["f32", "f64"])
+@pytest.mark.parametrize(("cls", "kwargs"), list(variants()))
+def test_fitness_rule(cls, kwargs, x64):
+    chex.clear_trace_counter()
+    with jax.enable_x64(x64):
+        dtype = jnp.float64 if x64 else jnp.float32
+        algo = cls(**kwargs)
+        x0 = jax.tree.map(lambda x: jnp.asarray(x, dtype), GENOME)
+        key = jax.random.key(0)
+        tell = jax.jit(chex.assert_max_traces(algo.tell, n=1))
+        state = algo.init(key, x0)
+        # two clean generations first, so population algorithms hold evaluated members
+        for k in jax.random.split(key, 2):
+            population, state = algo.ask(k, state)
+            state, _ = tell(k, state, population, sphere(population), **extra_inputs(algo, k))
+
+        for name, pattern in PATTERNS.items():
+            population, asked = algo.ask(jax.random.key(7), state)
+            values = np.asarray(pattern)
+            fitness = jnp.where(jnp.isfinite(values), sphere(population), values.astype(dtype))
+            new, metrics = tell(key, asked, population, fitness, **extra_inputs(algo, key))
+            assert sound(new), (name, new)
+            assert int(metrics["nonfinite"]) == int(np.sum(~np.isfinite(values))), name
+            assert float(metrics["skipped"]) == 0.0, name
+            # the best-ever is never an individual whose fitness was not finite
+            best = np.concatenate([np.ravel(v) for v in jax.tree.leaves(algo.best(new))])
+            genome = np.concatenate([np.ravel(v) for v in jax.tree.leaves(new.best_genome)])
+            flat = np.concatenate(
+                [np.reshape(v, (POP, -1)) for v in jax.tree.leaves(population)], axis=1
+            )
+            for row in flat[~np.isfinite(values)]:
+                assert not np.array_equal(best, row) and not np.array_equal(genome, row), name
+            finite_best = float(np.max(np.where(np.isfinite(values), fitness, -np.inf)))
+            assert float(new.best_fitness) == max(finite_best, float(state.best_fitness)), name
+            assert best.dtype == dtype and np.isfinite(best).all(), name
+
+        # a generation with no finite fitness leaves the algorithm's state as it was
+        population, asked = algo.ask(jax.random.key(8), state)
+        for fitness in (jnp.full(POP, jnp.nan, dtype), jnp.full(POP, -jnp.inf, dtype)):
+            new, metrics = tell(key, asked, population, fitness, **extra_inputs(algo, key))
+            assert float(metrics["skipped"]) == 1.0
+            assert int(new.generation) == int(asked.generation) + 1
+            kept = new.replace(generation=asked.generation)
+            chex.assert_trees_all_equal(kept, asked)
+
+
+def test_tell_checks_its_inputs():
+    algo = algorithms.OpenES(pop_size=4)
+    state = algo.init(jax.random.key(0), jnp.zeros(3))
+    population, state = algo.ask(jax.random.key(1), state)
+    with pytest.raises(ValueError, match=r"fitness must have shape \(pop_size,\) = \(4,\)"):
+        algo.tell(jax.random.key(2), state, population, jnp.zeros(5))
+    with pytest.raises(ValueError, match="population must hold pop_size = 4 genomes of 3"):
+        algo.tell(jax.random.key(2), state, population[:, :2], jnp.zeros(4))
+    archive = algorithms.MAPElites(pop_size=4, **REQUIRED["MAPElites"])
+    state = archive.init(jax.random.key(0), jnp.zeros(3))
+    population, state = archive.ask(jax.random.key(1), state)
+    with pytest.raises(ValueError, match=r"MAPElites\.tell needs descriptors"):
+        archive.tell(jax.random.key(2), state, population, jnp.zeros(4))
