@@ -9,12 +9,16 @@ generations from the same start, where ``f(x) = |x - 1|^2`` (smaller is better),
 ``--quality-seeds`` seeds.
 
 Run with `nox -s bench -- evosax` (installs evosax 0.3.2 beside evolax), or directly with
-`python benchmarks/evosax_speed.py [--cases open_es,pgpe,sep_cma_es,cma_es]`.
+`python benchmarks/evosax_speed.py [--cases open_es,pgpe,snes,sep_cma_es,cma_es]`. With
+``--baseline TREE`` a third worker times the evolax of another checkout (e.g. a ``git worktree``
+of an earlier commit) in the same run, and the table gains its speed-up over evosax and the
+ratio of the two evolax versions.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import platform
@@ -32,6 +36,7 @@ from side_by_side import serve, summary, time_workers
 CASES = {
     "open_es": (100_000, 1024, 0.05, 0.01),
     "pgpe": (100_000, 1024, 0.05, 0.01),
+    "snes": (100_000, 1024, 0.05, None),
     "sep_cma_es": (100_000, 256, 0.5, None),
     "cma_es": (1_000, 128, 0.5, None),
 }
@@ -50,17 +55,25 @@ def evolax_loop(case: str):
     import evolax.algorithms as algorithms
 
     dim, pop, std, lr = CASES[case]
+    # evolax 0.1.0 (a --baseline checkout) called OpenES's initial std `sigma` and had no key
+    # in `tell`
+    old_api = "key" not in inspect.signature(algorithms.Algorithm.tell).parameters
     algo = {
-        "open_es": lambda: algorithms.OpenES(pop, optimizer=optax.adam(lr), init_std=std),
+        "open_es": lambda: algorithms.OpenES(
+            pop, optimizer=optax.adam(lr), **{"sigma" if old_api else "init_std": std}
+        ),
         "pgpe": lambda: algorithms.PGPE(pop, optimizer=optax.adam(lr), init_std=std),
+        "snes": lambda: algorithms.SNES(pop, init_std=std),
         "sep_cma_es": lambda: algorithms.SepCMAES(pop, init_std=std),
         "cma_es": lambda: algorithms.CMAES(pop, init_std=std),
     }[case]()
 
     def generation(state, key):
         population, state = algo.ask(key, state)
-        state, _ = algo.tell(key, state, population, -sphere(population))
-        return state, None
+        fitness = -sphere(population)
+        if old_api:
+            return algo.tell(state, population, fitness)[0], None
+        return algo.tell(key, state, population, fitness)[0], None
 
     def run(state, key, n):
         return jax.lax.scan(generation, state, jax.random.split(key, n))[0]
@@ -75,7 +88,7 @@ def evolax_loop(case: str):
 def evosax_loop(case: str):
     """The same for evosax (which minimises)."""
     import optax
-    from evosax.algorithms import CMA_ES, PGPE, Open_ES, Sep_CMA_ES
+    from evosax.algorithms import CMA_ES, PGPE, SNES, Open_ES, Sep_CMA_ES
 
     dim, pop, std, lr = CASES[case]
     x0 = jnp.zeros(dim)
@@ -84,11 +97,12 @@ def evosax_loop(case: str):
             pop, x0, optimizer=optax.adam(lr), std_schedule=optax.constant_schedule(std)
         ),
         "pgpe": lambda: PGPE(pop, x0, optimizer=optax.adam(lr)),
+        "snes": lambda: SNES(pop, x0),
         "sep_cma_es": lambda: Sep_CMA_ES(pop, x0),
         "cma_es": lambda: CMA_ES(pop, x0),
     }[case]()
     params = algo.default_params
-    if case in ("pgpe", "sep_cma_es", "cma_es"):
+    if case in ("pgpe", "snes", "sep_cma_es", "cma_es"):
         params = params.replace(std_init=std)
 
     def generation(state, key):
@@ -145,6 +159,9 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).parent / "results" / "evosax_speed.json"
     )
+    parser.add_argument(
+        "--baseline", type=Path, help="another evolax checkout, timed as a third worker"
+    )
     parser.add_argument("--worker", nargs=2, metavar=("LIBRARY", "CASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -161,8 +178,12 @@ def main() -> None:
             str(args.quality_seeds),
         ]
         workers = {lib: [*common, "--worker", lib, case] for lib in ("evolax", "evosax")}
+        elsewhere = {}
+        if args.baseline:
+            workers["baseline"] = [*common, "--worker", "evolax", case]
+            elsewhere["baseline"] = args.baseline.resolve()
         infos: dict[str, dict] = {}
-        times = time_workers(__file__, workers, args.generations, args.rounds, infos)
+        times = time_workers(__file__, workers, args.generations, args.rounds, infos, elsewhere)
         per_gen = summary(times)
         dim, pop, _, _ = CASES[case]
         rows[case] = {
@@ -171,6 +192,14 @@ def main() -> None:
             "seconds_per_generation": per_gen,
             "all_rounds": times,
             "speedup": per_gen["evosax"] / per_gen["evolax"],
+            **(
+                {
+                    "baseline_speedup": per_gen["evosax"] / per_gen["baseline"],
+                    "evolax_over_baseline": per_gen["baseline"] / per_gen["evolax"],
+                }
+                if args.baseline
+                else {}
+            ),
             "f_ratio": {lib: infos[lib]["f_ratio"] for lib in infos},
             "f_ratios": {lib: infos[lib]["f_ratios"] for lib in infos},
         }
@@ -186,16 +215,21 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
+    base = " baseline's speed-up | this / baseline |" if args.baseline else ""
     print(
         "\n| algorithm | d | pop | evolax s/gen | evosax s/gen | speed-up | "
-        f"f(mean)/f(x0) after {args.quality_generations} gens, evolax / evosax |"
+        f"f(mean)/f(x0) after {args.quality_generations} gens, evolax / evosax |{base}"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|" + ("---|---|" if args.baseline else ""))
     for case, row in rows.items():
         t, q = row["seconds_per_generation"], row["f_ratio"]
+        extra = ""
+        if args.baseline:
+            extra = f" {row['baseline_speedup']:.2f}x | {row['evolax_over_baseline']:.3f} |"
         print(
             f"| {case} | {row['dim']:,} | {row['pop_size']} | {t['evolax']:.4f} | "
-            f"{t['evosax']:.4f} | {row['speedup']:.1f}x | {q['evolax']:.3g} / {q['evosax']:.3g} |"
+            f"{t['evosax']:.4f} | {row['speedup']:.2f}x | {q['evolax']:.3g} / {q['evosax']:.3g} |"
+            + extra
         )
 
 

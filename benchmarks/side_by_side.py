@@ -75,18 +75,25 @@ def time_workers(
     generations: int,
     rounds: int,
     infos: dict[str, dict] | None = None,
+    elsewhere: dict[str, Path] | None = None,
 ) -> dict[str, list[float]]:
     """Start ``python script *args`` per worker name; return its seconds/gen of every round
-    (and put what each worker's ``serve`` sent in ``infos``, if given)."""
-    processes = {
-        name: subprocess.Popen(
+    (and put what each worker's ``serve`` sent in ``infos``, if given). A worker named in
+    ``elsewhere`` imports evolax from another checkout's ``src/``, to time one version of
+    evolax against another in the same run."""
+    elsewhere = elsewhere or {}
+    processes = {}
+    for name, args in workers.items():
+        env = dict(os.environ)
+        if name in elsewhere:
+            env["PYTHONPATH"] = str(elsewhere[name] / "src")
+        processes[name] = subprocess.Popen(
             [sys.executable, script, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env=env,
         )
-        for name, args in workers.items()
-    }
     try:
         for name, process in processes.items():
             word, _, info = process.stdout.readline().strip().partition(" ")

@@ -51,7 +51,9 @@ def test_every_registered_algorithm_has_a_setting():
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param(name, marks=pytest.mark.xfail(reason=CANNOT[name])) if name in CANNOT else name
+        pytest.param(name, marks=pytest.mark.xfail(reason=CANNOT[name], strict=True))
+        if name in CANNOT
+        else name
         for name in sorted(SETTINGS)
     ],
 )

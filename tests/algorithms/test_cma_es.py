@@ -1,5 +1,7 @@
-"""CMA-ES against a float64 numpy transcription of Hansen (2016), appendix A and table 1, and
-against pycma (``import cma``) on sphere, ellipsoid, Rosenbrock and Rastrigin."""
+"""CMA-ES against a float64 numpy transcription of pycma 4's update (Hansen, 2016, appendix A,
+with pycma's defaults), against pycma itself step by step (same samples, float64), and against
+pycma's evaluations to a target: on sphere, ellipsoid, Rosenbrock and Rastrigin, and on COCO's
+ill-conditioned bbob functions f10-f14 (``benchmarks/cma_vs_pycma.py``)."""
 
 import json
 import math
@@ -7,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import equinox as eqx
 import jax
@@ -16,59 +19,75 @@ import pytest
 
 from evolax.algorithms.cma_es import CMAES, default_pop_size, eigen_interval
 
+BENCHMARK = Path(__file__).parents[2] / "benchmarks" / "cma_vs_pycma.py"
+
 # ---------------------------------------------------------------------------------------------
-# numpy transcription of the tutorial (float64), written from the paper, not from the code
+# numpy transcription of pycma 4 (float64), written from pycma's sources, not from the code
 
 
-def tutorial_parameters(n, lam):
-    """Hansen (2016), table 1 and eq. 49-58."""
+def pycma_parameters(n, lam):
+    """pycma 4's defaults for ``popsize = lam >= 6`` (no mirrored samples):
+    ``options_parameters.CMAEvolutionStrategyParameters.set`` (weights, c_c),
+    ``interfaces.StatisticalModelSamplerWithZeroMeanBaseClass.parameters`` (c1, c_mu),
+    ``recombination_weights.RecombinationWeights.finalize_negative_weights``,
+    ``sigma_adaptation.CMAAdaptSigmaCSA.compute_cs / compute_damps``, ``Mh.chiN``."""
     mu = lam // 2
-    wp = np.log((lam + 1) / 2) - np.log(np.arange(1, lam + 1))  # w'_i, eq. 49
+    wp = np.log((lam + 1) / 2) - np.log(np.arange(1, lam + 1))  # Hansen (2016), eq. 49
     mu_eff = wp[:mu].sum() ** 2 / (wp[:mu] ** 2).sum()
     mu_eff_neg = wp[mu:].sum() ** 2 / (wp[mu:] ** 2).sum()
-    c_sigma = (mu_eff + 2) / (n + mu_eff + 5)
-    d_sigma = 1 + 2 * max(0, np.sqrt((mu_eff - 1) / (n + 1)) - 1) + c_sigma
-    c_c = (4 + mu_eff / n) / (n + 4 + 2 * mu_eff / n)
-    c1 = 2 / ((n + 1.3) ** 2 + mu_eff)
-    c_mu = min(1 - c1, 2 * (mu_eff - 2 + 1 / mu_eff) / ((n + 2) ** 2 + 2 * mu_eff / 2))
-    alpha = min(1 + c1 / c_mu, 1 + 2 * mu_eff_neg / (mu_eff + 2), (1 - c1 - c_mu) / (n * c_mu))
-    pos_sum, neg_sum = wp[wp > 0].sum(), -wp[wp < 0].sum()
-    w = np.where(wp >= 0, wp / pos_sum, alpha * wp / neg_sum)
-    chi_n = np.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n**2))
+    c1 = min(1, lam / 6) * 2 / ((n + 1.3) ** 2 + mu_eff)
+    c_mu = min(1 - c1, 2 * (0.25 + mu_eff - 2 + 1 / mu_eff) / ((n + 2) ** 2 + 2 * mu_eff / 2))
+    w = np.where(wp >= 0, wp / wp[wp > 0].sum(), wp / -wp[wp < 0].sum())  # sum w^- = -1
+    neg_sum = 1 + c1 / c_mu  # _negative_weights_set_sum, then _negative_weights_limit_sum:
+    neg_sum = min(neg_sum, (1 - c1 - c_mu) / c_mu / n, 1 + 2 * mu_eff_neg / (mu_eff + 2))
+    w = np.where(w < 0, w * neg_sum, w)
+    c_sigma = min(0.5, (mu_eff + 2) / (n + mu_eff + 3))
+    lam_mirr = 0
+    damp_in = max(1, 3 * (1 - 0.5 ** (n / 9)))
+    d_sigma = (
+        0.5
+        + min(1, (lam_mirr / (0.159 * lam) - 1) ** 2) / 2
+        + 2 * damp_in**0 * max(0, damp_in * ((mu_eff - 1) / (n + 1)) ** 0.5 - 1)
+        + c_sigma
+    )
+    chi_n = 2**0.5 * math.exp(math.lgamma((n + 1) / 2) - math.lgamma(n / 2))  # Mh.chiN
     return dict(
-        mu=mu, w=w, mu_eff=mu_eff, c_sigma=c_sigma, d_sigma=d_sigma, c_c=c_c, c1=c1,
-        c_mu=c_mu, chi_n=chi_n,
+        mu=mu, w=w, mu_eff=mu_eff, c_sigma=c_sigma, d_sigma=d_sigma,
+        c_c=(4 + mu_eff / n) / (n + 4 + 2 * mu_eff / n), c1=c1, c_mu=c_mu, chi_n=chi_n,
     )  # fmt: skip
 
 
-def tutorial_tell(m, sigma, C, p_sigma, p_c, g, X, f):
-    """One generation of the tutorial's algorithm summary (minimising -f), g from 0."""
+def pycma_tell(m, sigma, C, p_sigma, p_c, g, X, f):
+    """One ``CMAEvolutionStrategy.tell`` of pycma 4 (minimising -f), g counted from 0; B and D
+    decompose C (as when the eigendecomposition is due every generation)."""
     n, lam = m.shape[0], X.shape[0]
-    p = tutorial_parameters(n, lam)
+    p = pycma_parameters(n, lam)
     eigvals, B = np.linalg.eigh(C)
-    C_inv_sqrt = B @ np.diag(eigvals**-0.5) @ B.T
-    y = (X - m) / sigma
-    y_sorted = y[np.argsort(-f, kind="stable")]
-    w = p["w"]
-    y_w = w[: p["mu"]] @ y_sorted[: p["mu"]]
-    m_new = m + 1.0 * sigma * y_w
-    cs, cc = p["c_sigma"], p["c_c"]
-    p_sigma = (1 - cs) * p_sigma + np.sqrt(cs * (2 - cs) * p["mu_eff"]) * C_inv_sqrt @ y_w
-    sigma_new = sigma * np.exp(cs / p["d_sigma"] * (np.linalg.norm(p_sigma) / p["chi_n"] - 1))
-    lhs = np.linalg.norm(p_sigma) / np.sqrt(1 - (1 - cs) ** (2 * (g + 1)))
-    h_ratio = lhs / ((1.4 + 2 / (n + 1)) * p["chi_n"])  # h_sigma = 1 iff below 1
-    h = 1.0 if h_ratio < 1 else 0.0
-    p_c = (1 - cc) * p_c + h * np.sqrt(cc * (2 - cc) * p["mu_eff"]) * y_w
-    w_circ = np.array(
-        [
-            wi if wi >= 0 else wi * n / np.linalg.norm(C_inv_sqrt @ yi) ** 2
-            for wi, yi in zip(w, y_sorted, strict=True)
-        ]
+    C_inv_sqrt = B @ np.diag(eigvals**-0.5) @ B.T  # sm.transform_inverse
+    pop = X[np.argsort(-f, kind="stable")]
+    w, mu = p["w"], p["mu"]
+    m_new = w[:mu] @ pop[:mu]
+    cs, cc, c1, c_mu = p["c_sigma"], p["c_c"], p["c1"], p["c_mu"]
+    countiter = g + 1
+    # adapt_sigma.hsig -> _update_ps with isotropic_mean_shift
+    p_sigma = (1 - cs) * p_sigma + np.sqrt(cs * (2 - cs)) * (
+        np.sqrt(p["mu_eff"]) * C_inv_sqrt @ (m_new - m) / sigma
     )
-    delta = (1 - h) * cc * (2 - cc)
-    C_new = (1 + p["c1"] * delta - p["c1"] - p["c_mu"] * w.sum()) * C
-    C_new += p["c1"] * np.outer(p_c, p_c)
-    C_new += p["c_mu"] * sum(wi * np.outer(yi, yi) for wi, yi in zip(w_circ, y_sorted, strict=True))
+    squared_sum = np.sum(p_sigma**2) / (1 - (1 - cs) ** (2 * countiter))
+    h_ratio = (squared_sum / n - 1) / (1 + 4 / (n + 1))  # hsig is True iff below 1
+    h = 1.0 if h_ratio < 1 else 0.0
+    c1a = c1 * (1 - (1 - h**2) * cc * (2 - cc))
+    p_c = (1 - cc) * p_c + h * np.sqrt(cc * (2 - cc) * p["mu_eff"]) / sigma * (m_new - m)
+    # sm.update([(c1 / c1a)^0.5 pc] + pop_zero / sigma, [c1a] + c_mu w)
+    vectors = np.vstack([np.sqrt(c1 / c1a) * p_c, (pop - m) / sigma])
+    weights = np.concatenate([[c1a], c_mu * w])
+    C_new = C * (1 - weights.sum())
+    for k in np.nonzero(weights < 0)[0]:
+        weights[k] *= n / np.linalg.norm(C_inv_sqrt @ vectors[k]) ** 2
+    C_new += (weights * vectors.T) @ vectors
+    # adapt_sigma.update2: exp of cs / damps (|ps| / chiN - 1), clipped to [-1, 1]
+    s = cs / p["d_sigma"] * (np.linalg.norm(p_sigma) / p["chi_n"] - 1)
+    sigma_new = sigma * np.exp(np.clip(s, -1, 1))
     return m_new, sigma_new, C_new, p_sigma, p_c, h, h_ratio
 
 
@@ -89,7 +108,7 @@ def _rotated_ellipsoid(dim):
 
 
 def _reference(state, population, f):
-    return tutorial_tell(
+    return pycma_tell(
         np.asarray(state.mean, np.float64),
         float(state.std),
         np.asarray(state.cov, np.float64),
@@ -102,12 +121,12 @@ def _reference(state, population, f):
 
 
 @pytest.mark.parametrize("h_ratio", [None, 0.98, 1.02, "stall"])
-def test_tell_matches_the_tutorial(key, h_ratio):
+def test_tell_matches_the_transcription(key, h_ratio):
     """One tell from a non-trivial state (after 4 generations on a rotated ellipsoid, so C,
     the paths and sigma are not at their initial values), one fitness NaN. ``h_ratio``
-    rescales the old p_sigma so that the new ||p_sigma|| / sqrt(1 - (1 - c_sigma)^(2(g+1)))
-    is that fraction of h_sigma's threshold (1.4 + 2 / (n + 1)) E||N(0, I)|| (0.98: h = 1,
-    1.02: h = 0); "stall" sets it far above."""
+    rescales the old p_sigma so that pycma's h_sigma statistic, (||p_sigma||^2 / (1 - (1 -
+    c_sigma)^(2(g+1))) / n - 1) / (1 + 4 / (n + 1)), is that value (0.98: h = 1, 1.02: h =
+    0); "stall" sets it far above."""
     dim, pop = 6, 9  # odd: the middle weight is exactly zero
     fitness = _rotated_ellipsoid(dim)
     algo = CMAES(pop_size=pop, init_std=0.8)
@@ -148,16 +167,74 @@ def test_tell_matches_the_tutorial(key, h_ratio):
     np.testing.assert_allclose(B @ np.diag(D**2) @ B.T, C, atol=1e-4 * np.abs(C).max())
 
 
-def test_defaults_follow_the_tutorial_and_pycma():
-    assert default_pop_size(10) == 10 and default_pop_size(2000) == 26
-    for n in (10, 1000, 2000):
-        p = tutorial_parameters(n, default_pop_size(n))
-        gap = 1 / (10 * n * (p["c1"] + p["c_mu"]))
-        assert eigen_interval(n, default_pop_size(n)) == max(1, math.ceil(gap))
-    # pycma decomposes once lazy_update_gap generations have passed since the last time
+@pytest.mark.parametrize(
+    "dim, pop, gens, function",
+    [(8, 10, 60, "ellipsoid"), (100, 17, 30, "ellipsoid"), (10, 10, 40, "linear")],
+)
+def test_follows_pycma_step_by_step(dim, pop, gens, function):
+    """pycma samples (its own random numbers) and both tell the same population, in float64:
+    mean, sigma, C and the paths stay equal to 1e-8 for ``gens`` generations (pycma's state is
+    read from ``es.mean, es.sigma, es.sm.C, es.adapt_sigma.ps, es.pc``). On a rotated
+    ellipsoid (condition 1e3; at d = 100 B and D are recomputed every 2nd generation) and on a
+    linear function from a small sigma, where h_sigma stalls p_c."""
     cma = pytest.importorskip("cma")
-    for n, pop in ((4, 8), (10, 10), (40, 12), (1000, 128), (2000, 26)):
+    rotation = np.linalg.qr(np.random.default_rng(1).normal(size=(dim, dim)))[0]
+    scales = 1e3 ** (np.arange(dim) / (dim - 1))
+    if function == "linear":
+        f = lambda x: x @ rotation[:, 0]  # noqa: E731
+    else:
+        f = lambda x: np.sum(scales * (x @ rotation) ** 2, -1)  # noqa: E731
+    x0, sigma0 = np.linspace(-1, 2, dim), 0.01 if function == "linear" else 0.7
+    es = cma.CMAEvolutionStrategy(x0, sigma0, {"popsize": pop, "seed": 5, "verbose": -9})
+    algo = CMAES(pop_size=pop, init_std=sigma0)
+    assert (algo.eigen_interval or eigen_interval(dim, pop)) == (2 if dim == 100 else 1)
+    stalls = 0
+    with jax.enable_x64(True):
+        state = algo.init(jax.random.key(0), jnp.asarray(x0))
+        # pycma starts from C = diag(exp(1e-4 i / n)), which keeps eigh's order stable
+        C0 = np.asarray(es.sm.C)
+        state = state.replace(cov=jnp.asarray(C0), eigvals_sqrt=jnp.sqrt(jnp.diag(C0)))
+        for _ in range(gens):
+            X = np.asarray(es.ask())
+            es.tell(list(X), list(f(X)))
+            state, metrics = _tell(algo, state, jnp.asarray(X), jnp.asarray(-f(X)))
+            stalls += float(metrics["h_sigma"]) == 0
+            np.testing.assert_allclose(state.mean, es.mean, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(state.std, es.sigma, rtol=1e-8)
+            np.testing.assert_allclose(
+                state.cov, es.sm.C, rtol=0, atol=1e-8 * np.abs(es.sm.C).max()
+            )
+            for ours, ref in ((state.p_sigma, es.adapt_sigma.ps), (state.p_c, es.pc)):
+                np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-8 * np.abs(ref).max())
+    if function == "linear":
+        assert stalls > 0  # h_sigma = 0 was exercised
+
+
+def test_defaults_are_pycmas():
+    """The strategy parameters equal those of pycma's ``CMAEvolutionStrategy`` (and the
+    transcription's), and B, D are recomputed once pycma's ``lazy_update_gap`` has passed."""
+    assert default_pop_size(10) == 10 and default_pop_size(2000) == 26
+    cma = pytest.importorskip("cma")
+    for n, pop in ((4, 8), (10, 10), (20, 12), (40, 12), (40, 100), (1000, 128), (2000, 26)):
         es = cma.CMAEvolutionStrategy(np.zeros(n), 1.0, {"popsize": pop, "verbose": -9})
+        sm = es.sm.parameters(mueff=es.sp.weights.mueff, lam=pop)
+        ours, ref = CMAES(pop_size=pop).parameters(n), pycma_parameters(n, pop)
+        pairs = [
+            (ours.weights, np.asarray(es.sp.weights)),
+            (ours.mu_eff, es.sp.weights.mueff),
+            (ours.c_c, es.sp.cc),
+            (ours.c1, sm["c1"]),
+            (ours.c_mu, sm["cmu"]),
+            (ours.chi_n, cma.utilities.math.Mh.chiN(n)),
+        ]
+        if n < 300:  # pycma adapts sigma by TPA, not CSA, from d = 300
+            pairs += [(ours.c_sigma, es.adapt_sigma.cs), (ours.d_sigma, es.adapt_sigma.damps)]
+        for value, expected in pairs:
+            np.testing.assert_allclose(value, expected, rtol=1e-9, err_msg=f"{n}, {pop}")
+        for name in ("mu_eff", "c_sigma", "d_sigma", "c_c", "c1", "c_mu", "chi_n"):
+            assert getattr(ours, name) == pytest.approx(ref[name], rel=1e-9), (name, n, pop)
+        np.testing.assert_allclose(ours.weights, ref["w"], rtol=1e-9)
+        # pycma decomposes once lazy_update_gap generations have passed since the last time
         assert eigen_interval(n, pop) == max(1, math.ceil(es.sm.lazy_update_gap)), (n, pop)
     assert eigen_interval(1000, 128) == 2 and eigen_interval(2000, 26) == 15
 
@@ -390,12 +467,10 @@ def test_matches_pycma_on_four_functions():
     1; Rosenbrock from x0 = 0, sigma0 = 0.5 (default populations); Rastrigin from x0 = 3,
     sigma0 = 2 with large populations, as pycma's docs advise for multimodal functions
     (its default population mostly ends in a local optimum): lambda = 400 (d = 10) and 1200
-    (d = 40), where both solve at least 4 of 5 seeds. (At lambda = 800, d = 40, pycma solved
-    5/5 and evolax ~9/14: the tutorial's c_sigma = 0.83, d_sigma = 4.3 there adapt sigma
-    faster than pycma 4's 0.5 and 12.2.)
-    Measured (2026-11, evolax / pycma medians): sphere 1300 / 1350 (d = 10), 4785 / 4890
-    (d = 40); ellipsoid 4130 / 4000, 49950 / 48090; Rosenbrock 5010 / 4850, 62820 / 61125;
-    Rastrigin 30400 / 32000, 422400 / 496800."""
+    (d = 40), where both solve at least 4 of 5 seeds.
+    Measured (2026-12, float32 evolax / pycma medians): sphere 1320 / 1350 (d = 10), 4890 /
+    4890 (d = 40); ellipsoid 3990 / 4000, 48375 / 47805; Rosenbrock 4930 / 4840, 61215 /
+    60630; Rastrigin 31200 / 32000, 511200 / 496800."""
     configs = []
     for dim in (10, 40):
         pop = default_pop_size(dim)
@@ -418,6 +493,60 @@ def test_matches_pycma_on_four_functions():
         )
         results.append(compare(name, dim, pop, ours, ref))
     assert all(ok for _, ok in results), [line for line, ok in results if not ok]
+
+
+# ---------------------------------------------------------------------------------------------
+# against pycma on COCO's bbob functions (benchmarks/cma_vs_pycma.py, float64)
+
+
+def bbob_benchmark(tmp_path, *args):
+    """The rows of ``benchmarks/cma_vs_pycma.py args`` (run in a subprocess, which keeps its
+    float64 mode and its pycma subprocess to itself)."""
+    pytest.importorskip("cma")
+    pytest.importorskip("cocoex")
+    subprocess.run(
+        [sys.executable, str(BENCHMARK), *args, "--out", str(tmp_path)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    (result,) = tmp_path.glob("cma_vs_pycma*.json")
+    rows = json.loads(result.read_text())["rows"]
+    for row in rows:
+        print(
+            f"{row['algorithm']} f{row['function']} d={row['dim']}: evolax {row['evolax']}, "
+            f"pycma {row['pycma']}, ratio {row['ratio']}"
+        )
+    return rows
+
+
+def test_matches_pycma_on_bbob_ellipsoid_and_discus(tmp_path):
+    """f10 and f11 in d = 10, 5 seeds (x0 uniform in [-4, 4]^d, sigma0 = 2, default
+    population): all runs reach f - f_opt < 1e-8 and the median evaluations are within 1.3x
+    of pycma's either way. Measured (2026-12): f10 4170 / 4070, f11 3180 / 3090."""
+    rows = bbob_benchmark(
+        tmp_path, "--functions", "10", "11", "--dims", "10", "--no-sep", "--seeds", "5"
+    )
+    for row in rows:
+        assert row["evolax_successes"] == row["pycma_successes"] == 5, row
+        assert 1 / 1.3 <= row["ratio"] <= 1.3, row
+
+
+@pytest.mark.slow
+def test_matches_pycma_on_ill_conditioned_bbob(tmp_path):
+    """f10-f14 in d = 10 and 20 (IPOP restarts where the termination criteria fire, as on the
+    sharp ridge f13): the median evaluations to f - f_opt < 1e-8 are within 1.2x of pycma's.
+
+    20 seeds, not the issue's 5: with 5, the median of the bent cigar f12 (runs from 5,000
+    to 20,000 evaluations in d = 10) or of the restarted f13 is so noisy that two identical
+    algorithms differ by more than 1.2x in about 1 case in 5 (bootstrap of the 20-seed runs);
+    evolax follows pycma to 1e-8 given the same samples (:func:`test_follows_pycma_step_by_
+    step`). Measured (2026-12, 20 seeds, evolax / pycma): f10 4165 / 4180, 13710 / 13608; f11
+    3095 / 3090, 7626 / 7644; f12 10620 / 10600, 19812 / 20922; f13 7865 / 7435, 36822 / 41382;
+    f14 3900 / 3885, 12858 / 12780 (d = 10, 20)."""
+    rows = bbob_benchmark(tmp_path, "--no-sep", "--seeds", "20")
+    assert len(rows) == 10
+    for row in rows:
+        assert row["evolax_successes"] == 20, row
+        assert row["ratio"] <= 1.2, row
 
 
 # ---------------------------------------------------------------------------------------------

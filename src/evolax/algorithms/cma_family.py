@@ -1,5 +1,7 @@
 """The CMA family's shared base: the evolution paths, step-size control, weights and
-termination criteria of CMA-ES (Hansen, 2016, "The CMA Evolution Strategy: A Tutorial"), which
+termination criteria of CMA-ES (Hansen, 2016, "The CMA Evolution Strategy: A Tutorial"), with
+the defaults of pycma 4 where they differ from the tutorial (see :func:`cma_parameters`,
+:func:`h_sigma_and_paths`, :func:`step_size_factor`), which
 :class:`~evolax.algorithms.cma_es.CMAES` and :class:`~evolax.algorithms.sep_cma_es.SepCMAES`
 share; each writes only its covariance."""
 
@@ -8,7 +10,7 @@ from __future__ import annotations
 import abc
 import functools
 import math
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import chex
 import equinox as eqx
@@ -24,7 +26,7 @@ from evolax.algorithms.base import (
     check_min_pop_size,
     normal,
 )
-from evolax.algorithms.shaping import finite_fitness
+from evolax.algorithms.shaping import finite_fitness, rank_utilities
 from evolax.validation import check_positive
 
 
@@ -78,6 +80,11 @@ def cma_parameters(
       weights.RecombinationWeights.finalize_negative_weights``, the tutorial's eq. 53).
     - ``chi_n`` is exactly ``E|N(0, I)|`` (:func:`expected_norm`).
 
+    pycma's ``h_sigma`` test and capped step-size change are in :func:`h_sigma_and_paths` and
+    :func:`step_size_factor`. Not followed: below ``lambda = 6`` pycma samples mirrored pairs
+    (``CMA_mirrors``), which also lowers its ``d_sigma``, and from ``d = 300`` it adapts
+    ``sigma`` by TPA instead of CSA (``evolution_strategy.TPA_dimension``).
+
     With ``separable``, pycma's ``CMA_diagonal=True`` rates (``options_parameters.
     CMAEvolutionStrategyParameters.set``): ``c_c = (1 + 1/n + mu_eff/n) / (sqrt(n) + 1/n + 2
     mu_eff/n)``, ``c1 = 1 / (n + 2 sqrt(n) + mu_eff/n)``, ``c_mu = min(1 - c1, (1/4 + mu_eff +
@@ -109,7 +116,7 @@ def cma_parameters(
         c1 = min(1, lam / 6) * 2 / ((n + 1.3) ** 2 + mu_eff)
         c_mu = min(1 - c1, 2 * (0.25 + mu_eff - 2 + 1 / mu_eff) / ((n + 2) ** 2 + mu_eff))
     weights = np.where(raw >= 0, raw / positive.sum(), 0.0)
-    if active and c_mu > 0 and negative.size:  # eq. 51-53
+    if active and c_mu > 0:  # eq. 51-53
         alpha_mu_neg = 1 + c1 / c_mu
         alpha_mu_eff_neg = 1 + 2 * mu_eff_neg / (mu_eff + 2)
         alpha_posdef_neg = math.inf if separable else (1 - c1 - c_mu) / (n * c_mu)
@@ -273,11 +280,13 @@ def h_sigma_and_paths(
 
     ``h_sigma = 1`` iff ``|p_sigma|^2 / (1 - (1 - c_sigma)^(2 (g + 1))) / n < 2 + 4 / (n +
     1)``, pycma's squared-norm test (``sigma_adaptation.CMAAdaptSigmaBase.hsig``); the tutorial
-    compares the norm with ``(1.4 + 2 / (n + 1)) E|N(0, I)|``, a threshold about 1% higher.
+    compares the norm with ``(1.4 + 2 / (n + 1)) E|N(0, I)|``, whose square is within 2% of
+    this threshold (above it for n <= 10, below beyond).
 
     Args:
         whitened_step: ``C^{-1/2} <y>_w``.
-        step: ``<y>_w``.
+        step: what ``p_c`` accumulates, ``<y>_w`` (or ``C^{-1/2} <y>_w``, see
+            :attr:`CMAFamily.whitened_c_path`).
         generation: ``g + 1``, the number of the generation being told (from 1).
     """
     dim = p_sigma.shape[0]
@@ -304,7 +313,8 @@ class CMAState(DistributionState):
 
     Attributes:
         p_sigma: the conjugate evolution path, ``[D]``.
-        p_c: the evolution path of ``C``, ``[D]``.
+        p_c: the evolution path of ``C``, ``[D]`` (in whitened coordinates where
+            :attr:`CMAFamily.whitened_c_path`).
         history: recent fitness for :meth:`CMAFamily.should_stop`.
     """
 
@@ -318,8 +328,9 @@ class CMAFamily(DistributionAlgorithm[S]):
     mean + std A z_k`` with ``A A^T = C``, the weighted recombination of the ranked samples
     (non-finite fitness gets the worst rank's weight), the paths ``p_sigma`` and ``p_c`` with
     the stall ``h_sigma`` (eq. 43-45), cumulative step-size adaptation (eq. 44) and the
-    termination criteria of appendix B.3. A member writes the covariance: :meth:`_sample`,
-    :meth:`_whiten`, :meth:`_covariance` and the axes the criteria read.
+    termination criteria of appendix B.3, with pycma 4's defaults (:func:`cma_parameters`). A
+    member writes the covariance: :meth:`_sample`, :meth:`_whiten`, :meth:`_covariance` and
+    the axes the criteria read.
 
     Args:
         pop_size: ``lambda``, at least 2 (the tutorial's default is :func:`default_pop_size`).
@@ -334,6 +345,9 @@ class CMAFamily(DistributionAlgorithm[S]):
     tol_x: eqx.AbstractVar[float | None]
     tol_fun: eqx.AbstractVar[float]
     tol_condition: eqx.AbstractVar[float]
+    whitened_c_path: ClassVar[bool] = False
+    """Whether ``p_c`` accumulates the whitened mean steps ``C^{-1/2} <y>_w`` (pycma's
+    ``CMA_diagonal``) rather than ``<y>_w`` (eq. 45)."""
 
     def __check_init__(self):
         check_min_pop_size(self.pop_size, 2, "to rank samples")
@@ -403,17 +417,21 @@ class CMAFamily(DistributionAlgorithm[S]):
         p = self.parameters(dim)
         n_weighted = int(np.flatnonzero(p.weights)[-1]) + 1  # the worse half only with active CMA
         order = jnp.argsort(-fitness, stable=True)  # best first, non-finite last
-        ranked = order[:n_weighted]
         by_rank = jnp.asarray(p.weights[:n_weighted], x.dtype)
-        weights = jnp.where(fitness[ranked] > -jnp.inf, by_rank, p.weights[-1])
+        if n_weighted == x.shape[0]:  # every row weighted: weight them in place, no gather
+            weights = rank_utilities(fitness, by_rank)
+        else:  # only the mu best: read just their rows
+            x = x[order[:n_weighted]]
+            weights = jnp.where(fitness[order[:n_weighted]] > -jnp.inf, by_rank, p.weights[-1])
         positive = jnp.maximum(weights, 0.0)
-        y = (x[ranked] - state.mean[None]) / state.std
+        y = (x - state.mean[None]) / state.std
         z = self._whiten(state, y)
         step = jnp.dot(positive, y, precision=HIGHEST)  # <y>_w, eq. 41
         whitened_step = self._unwhiten(state, jnp.dot(positive, z, precision=HIGHEST))
         generation = state.generation + 1
+        path_step = whitened_step if self.whitened_c_path else step
         p_sigma, p_sigma_norm, h_sigma, p_c = h_sigma_and_paths(
-            p, state.p_sigma, state.p_c, whitened_step, step, generation
+            p, state.p_sigma, state.p_c, whitened_step, path_step, generation
         )
         std = state.std * step_size_factor(p, p_sigma_norm)
         covariance = self._covariance(state, p, y, z, weights, p_c, h_sigma, generation)
@@ -437,19 +455,20 @@ class CMAFamily(DistributionAlgorithm[S]):
     def termination_criteria(self, state: S) -> dict[str, Bool[Array, ""]]:
         """The termination criteria of Hansen (2016), appendix B.3 (as in pycma), by name.
 
-        ``tolx``: every coordinate's std and ``std |p_c|_i`` below ``tol_x``; ``tolfun``,
-        ``equalfunvals``, ``stagnation``: see :func:`history_criteria`; ``noeffectaxis``:
-        adding 0.1 std along a principal axis leaves the mean unchanged; ``noeffectcoord``:
-        adding 0.2 std to a coordinate leaves it unchanged; ``conditioncov``: ``cond(C)``
-        beyond ``tol_condition`` (or beyond what the dtype resolves); ``tolupsigma``: ``std /
-        init_std > 1e20 max(D)`` (divergence).
+        ``tolx``: every coordinate's std and ``std |p_c|_i`` (in ``x``'s coordinates) below
+        ``tol_x``; ``tolfun``, ``equalfunvals``, ``stagnation``: see :func:`history_criteria`;
+        ``noeffectaxis``: adding 0.1 std along a principal axis leaves the mean unchanged;
+        ``noeffectcoord``: adding 0.2 std to a coordinate leaves it unchanged;
+        ``conditioncov``: ``cond(C)`` beyond ``tol_condition`` (or beyond what the dtype
+        resolves); ``tolupsigma``: ``std / init_std > 1e20 max(D)`` (divergence).
         """
         mean, std = state.mean, state.std  # type: ignore[attr-defined]
         tol_x = 1e-12 * self.init_std if self.tol_x is None else self.tol_x
         coordinate_std = std * jnp.sqrt(self._diagonal(state))
+        path = state.p_c * (jnp.sqrt(self._diagonal(state)) if self.whitened_c_path else 1)  # type: ignore[attr-defined]
         axes = self._axis_lengths(state)
         criteria = {
-            "tolx": jnp.all(coordinate_std < tol_x) & jnp.all(std * jnp.abs(state.p_c) < tol_x),  # type: ignore[attr-defined]
+            "tolx": jnp.all(coordinate_std < tol_x) & jnp.all(std * jnp.abs(path) < tol_x),
             "noeffectaxis": self._no_effect_axis(state),
             "noeffectcoord": jnp.any(mean + 0.2 * coordinate_std == mean),
             "conditioncov": (jnp.max(axes) / jnp.min(axes)) ** 2 > self._condition_limit(state),

@@ -1,6 +1,10 @@
-"""Sep-CMA-ES: CMA-ES with a diagonal covariance matrix (Ros & Hansen, 2008)."""
+"""Sep-CMA-ES: CMA-ES with a diagonal covariance matrix (Ros & Hansen, 2008; pycma's
+``CMA_diagonal``)."""
 
 from __future__ import annotations
+
+import math
+from typing import ClassVar
 
 import chex
 import equinox as eqx
@@ -23,14 +27,24 @@ class SepCMAESState(CMAState):
 
 
 class SepCMAES(CMAFamily[SepCMAESState]):
-    """Separable CMA-ES (Ros & Hansen, 2008, "A Simple Modification in CMA-ES Achieving Linear
-    Time and Space Complexity").
+    """Separable CMA-ES: CMA-ES with a diagonal covariance matrix (Ros & Hansen, 2008, "A Simple
+    Modification in CMA-ES Achieving Linear Time and Space Complexity"), as pycma's
+    ``CMA_diagonal=True``.
 
-    CMA-ES (:class:`~evolax.algorithms.cma_family.CMAFamily`) restricted to a diagonal ``C``:
-    sampling, the paths and ``C_ii <- (1 + c1 delta(h_sigma) - c1 - c_mu) C_ii + c1 p_c,i^2 +
-    c_mu sum_i w_i y_i,i^2`` cost ``O(n)`` per individual. The covariance learning rates
-    ``c1, c_mu`` of the tutorial are multiplied by ``(n + 2) / 3`` (section 2.1); as in that
-    paper, only the ``mu`` best get (positive) weights.
+    CMA-ES (:class:`~evolax.algorithms.cma_family.CMAFamily`) restricted to a diagonal ``C``,
+    so that sampling and updates cost ``O(n)`` per individual. The update is pycma 4's
+    (``CMAEvolutionStrategy.tell`` with ``flg_diagonal``, ``transformations.DiagonalDecoding.
+    update``): with ``z_k = C^{-1/2} y_k``, ``p_c`` accumulating whitened mean steps
+    (:attr:`~evolax.algorithms.cma_family.CMAFamily.whitened_c_path`) and ``c1a = c1 (1 - (1 -
+    h_sigma) c_c (2 - c_c))``,
+
+    ``C_ii <- C_ii exp(ln 2 [c1a (p_c,i^2 - 1) + c_mu sum_k w_k (z_k,i^2 - 1)])``,
+
+    a multiplicative update that keeps ``C`` positive although the worse half of the
+    population has negative weights (active, as in pycma; Ros & Hansen weight only the ``mu``
+    best, and ``tell`` then read only their rows). The learning rates are pycma's for
+    ``CMA_diagonal`` (:func:`~evolax.algorithms.cma_family.cma_parameters` with
+    ``separable``), close to Ros & Hansen's ``(n + 2) / 3`` times CMA-ES's.
 
     Args:
         pop_size: ``lambda``, at least 2.
@@ -45,10 +59,11 @@ class SepCMAES(CMAFamily[SepCMAESState]):
     tol_x: float | None = None
     tol_fun: float = 1e-12
     tol_condition: float = 1e14
+    whitened_c_path: ClassVar[bool] = True
 
     def parameters(self, dim: int) -> CMAParameters:
-        """The strategy parameters for dimension ``dim`` (no negative weights)."""
-        return cma_parameters(dim, self.pop_size, active=False, separable=True)
+        """pycma's ``CMA_diagonal`` strategy parameters for dimension ``dim``."""
+        return cma_parameters(dim, self.pop_size, active=True, separable=True)
 
     def _init(self, key, x0):
         del key
@@ -64,10 +79,9 @@ class SepCMAES(CMAFamily[SepCMAESState]):
         return z
 
     def _covariance(self, state, p, y, z, weights, p_c, h_sigma, generation):
-        delta_h = (1 - h_sigma) * p.c_c * (2 - p.c_c)
-        decay = 1 + p.c1 * delta_h - p.c1 - p.c_mu  # the weights sum to 1
-        rank_mu = jnp.dot(weights, y**2, precision=HIGHEST)
-        cov_diag = decay * state.cov_diag + p.c1 * p_c**2 + p.c_mu * rank_mu
+        c1a = p.c1 * (1 - (1 - h_sigma) * p.c_c * (2 - p.c_c))
+        rank_mu = jnp.dot(weights, z**2 - 1, precision=HIGHEST)
+        cov_diag = state.cov_diag * jnp.exp(math.log(2) * (c1a * (p_c**2 - 1) + p.c_mu * rank_mu))
         return dict(cov_diag=jnp.maximum(cov_diag, jnp.max(cov_diag) * 1e-20))
 
     def _axis_lengths(self, state):
