@@ -66,6 +66,44 @@ def split_axis(pop_size: int, n_repeats: int, n_devices: int, group: int = 1) ->
     )
 
 
+def default_mesh(
+    pop_size: int, n_repeats: int, group: int = 1, devices: Sequence[jax.Device] | None = None
+) -> Mesh | None:
+    """The mesh a trainer uses by default: the most of ``devices`` (default: all devices of
+    all processes) that split the population into whole groups of ``group`` or, failing that,
+    its ``n_repeats`` episodes (:func:`even_split`); ``None`` when that is one device."""
+    available = list(jax.devices() if devices is None else devices)
+    splits = [n for n in range(1, len(available) + 1) if even_split(pop_size, n_repeats, n, group)]
+    best = max(splits, default=1)
+    return population_mesh(available[:best]) if best > 1 else None
+
+
+def use_cpu_cores(n: int | None = None) -> int:
+    """Give JAX one CPU device per core (or ``n``), so a trainer splits its population over
+    the cores: call it once, before the first JAX computation (right after the imports).
+
+    A device count already set in ``XLA_FLAGS`` (``--xla_force_host_platform_device_count``)
+    is left alone. Accelerators are unaffected. Returns the number of CPU devices asked for.
+
+    Raises:
+        RuntimeError: JAX has already run a computation (its devices are fixed by then).
+    """
+    n = (os.cpu_count() or 1) if n is None else n
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive number of CPU devices, got {n!r}")
+    match = re.search(rf"{_DEVICE_COUNT_FLAG}=(\d+)", os.environ.get("XLA_FLAGS", ""))
+    if match:
+        return int(match.group(1))
+    try:
+        jax.config.update("jax_num_cpu_devices", n)
+    except RuntimeError:
+        raise RuntimeError(
+            "evolax.use_cpu_cores() must run before the first JAX computation: call it right "
+            "after the imports"
+        ) from None
+    return n
+
+
 def request_cpu_devices(n: int) -> bool:
     """Ask XLA for ``n`` CPU devices (one per core) so populations can be split across cores.
 

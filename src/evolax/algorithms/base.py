@@ -169,7 +169,7 @@ class Algorithm(eqx.Module, Generic[S]):
         fitness = jnp.where(finite, fitness, -jnp.inf)
         new, metrics = self._tell(key, state, x, fitness, **extra)
         keep = jnp.any(finite) & self._healthy(new)
-        new = jax.tree.map(lambda a, b: jnp.where(keep, a, b), new, state)
+        new = jax.lax.cond(keep, lambda: new, lambda: state)  # a select under vmap
         top = jnp.argmax(fitness)
         improved = fitness[top] > state.best_fitness
         best_fitness = jnp.where(improved, fitness[top], state.best_fitness)
@@ -197,8 +197,11 @@ class DistributionAlgorithm(Algorithm[S]):
     its mean; a generation whose update is not finite is skipped."""
 
     def _healthy(self, state: S) -> jax.Array:
+        """No NaN or ``+inf`` in the state's vectors and scalars (matrices are checked through
+        their diagonals: a breakdown there reaches the diagonal within a generation) and a
+        positive spread."""
         own = [
-            leaf
+            leaf if jnp.ndim(leaf) <= 1 else jnp.diagonal(leaf, axis1=-2, axis2=-1)
             for name, value in state.items()  # type: ignore[attr-defined]
             if name not in ("best_genome", "best_fitness", "generation")
             for leaf in jax.tree.leaves(value)

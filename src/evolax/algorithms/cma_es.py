@@ -110,16 +110,15 @@ class CMAES(CMAFamily[CMAESState]):
     def _sample(self, state, z):
         return jnp.dot(z * state.eigvals_sqrt[None], state.eigvecs.T, precision=HIGHEST)
 
-    def _whiten(self, state, y):
-        # D^{-1} B^T y_k, so |C^{-1/2} y_k| = |z_k| and C^{-1/2} y = B z
-        return jnp.dot(y, state.eigvecs, precision=HIGHEST) / state.eigvals_sqrt[None]
+    def _inverse_sqrt(self, state, v):  # B D^{-1} B^T v
+        along = jnp.dot(v, state.eigvecs, precision=HIGHEST) / state.eigvals_sqrt
+        return jnp.dot(state.eigvecs, along, precision=HIGHEST)
 
-    def _unwhiten(self, state, z):
-        return jnp.dot(state.eigvecs, z, precision=HIGHEST)
-
-    def _covariance(self, state, p, y, z, weights, p_c, h_sigma, generation):
+    def _covariance(self, state, p, y, weights, p_c, h_sigma, generation):
         dim = state.mean.shape[0]
-        # eq. 46-47: w_i° rescales the negative weights by n / |C^{-1/2} y_i|^2
+        # eq. 46-47: w_i° rescales the negative weights by n / |C^{-1/2} y_i|^2, where
+        # |C^{-1/2} y_i| = |D^{-1} B^T y_i|
+        z = jnp.dot(y, state.eigvecs, precision=HIGHEST) / state.eigvals_sqrt[None]
         sq_norms = jnp.sum(z**2, axis=1)
         circ = jnp.where(weights >= 0, weights, weights * dim / jnp.maximum(sq_norms, 1e-30))
         delta_h = (1 - h_sigma) * p.c_c * (2 - p.c_c)

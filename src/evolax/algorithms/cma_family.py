@@ -329,8 +329,8 @@ class CMAFamily(DistributionAlgorithm[S]):
     (non-finite fitness gets the worst rank's weight), the paths ``p_sigma`` and ``p_c`` with
     the stall ``h_sigma`` (eq. 43-45), cumulative step-size adaptation (eq. 44) and the
     termination criteria of appendix B.3, with pycma 4's defaults (:func:`cma_parameters`). A
-    member writes the covariance: :meth:`_sample`, :meth:`_whiten`, :meth:`_covariance` and
-    the axes the criteria read.
+    member writes the covariance: :meth:`_sample`, :meth:`_inverse_sqrt`, :meth:`_covariance`
+    and the axes the criteria read.
 
     Args:
         pop_size: ``lambda``, at least 2 (the tutorial's default is :func:`default_pop_size`).
@@ -366,16 +366,12 @@ class CMAFamily(DistributionAlgorithm[S]):
         """``A z_k`` as rows, for standard normal rows ``z``."""
 
     @abc.abstractmethod
-    def _whiten(self, state: S, y: Float[Array, "n dim"]) -> Float[Array, "n dim"]:
-        """Rows ``z`` with ``|z_k| = |C^{-1/2} y_k|`` (in the coordinates of :meth:`_unwhiten`)."""
-
-    @abc.abstractmethod
-    def _unwhiten(self, state: S, z: Float[Array, " dim"]) -> Float[Array, " dim"]:
-        """``C^{-1/2} y`` from the ``z`` of :meth:`_whiten` (one vector)."""
+    def _inverse_sqrt(self, state: S, v: Float[Array, " dim"]) -> Float[Array, " dim"]:
+        """``C^{-1/2} v`` for one vector (with ``C`` as of the last decomposition)."""
 
     @abc.abstractmethod
     def _covariance(
-        self, state: S, p: CMAParameters, y, z, weights, p_c, h_sigma, generation
+        self, state: S, p: CMAParameters, y, weights, p_c, h_sigma, generation
     ) -> dict[str, Any]:
         """The new covariance fields of the state, from the ranked steps ``y`` (rows, best
         first), their whitened ``z``, their ``weights`` and the new path ``p_c``."""
@@ -425,16 +421,15 @@ class CMAFamily(DistributionAlgorithm[S]):
             weights = jnp.where(fitness[order[:n_weighted]] > -jnp.inf, by_rank, p.weights[-1])
         positive = jnp.maximum(weights, 0.0)
         y = (x - state.mean[None]) / state.std
-        z = self._whiten(state, y)
         step = jnp.dot(positive, y, precision=HIGHEST)  # <y>_w, eq. 41
-        whitened_step = self._unwhiten(state, jnp.dot(positive, z, precision=HIGHEST))
+        whitened_step = self._inverse_sqrt(state, step)
         generation = state.generation + 1
         path_step = whitened_step if self.whitened_c_path else step
         p_sigma, p_sigma_norm, h_sigma, p_c = h_sigma_and_paths(
             p, state.p_sigma, state.p_c, whitened_step, path_step, generation
         )
         std = state.std * step_size_factor(p, p_sigma_norm)
-        covariance = self._covariance(state, p, y, z, weights, p_c, h_sigma, generation)
+        covariance = self._covariance(state, p, y, weights, p_c, h_sigma, generation)
         new_state = state.replace(
             mean=state.mean + state.std * step,  # c_m = 1
             std=std,

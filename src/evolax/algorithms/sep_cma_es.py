@@ -72,15 +72,13 @@ class SepCMAES(CMAFamily[SepCMAESState]):
     def _sample(self, state, z):
         return jnp.sqrt(state.cov_diag)[None] * z
 
-    def _whiten(self, state, y):
-        return y / jnp.sqrt(state.cov_diag)[None]
+    def _inverse_sqrt(self, state, v):
+        return v / jnp.sqrt(state.cov_diag)
 
-    def _unwhiten(self, state, z):
-        return z
-
-    def _covariance(self, state, p, y, z, weights, p_c, h_sigma, generation):
+    def _covariance(self, state, p, y, weights, p_c, h_sigma, generation):
         c1a = p.c1 * (1 - (1 - h_sigma) * p.c_c * (2 - p.c_c))
-        rank_mu = jnp.dot(weights, z**2 - 1, precision=HIGHEST)
+        # sum_k w_k (z_k^2 - 1) with z_k = y_k / sqrt(C): one product over y^2, not over z
+        rank_mu = jnp.dot(weights, y**2, precision=HIGHEST) / state.cov_diag - jnp.sum(weights)
         cov_diag = state.cov_diag * jnp.exp(math.log(2) * (c1a * (p_c**2 - 1) + p.c_mu * rank_mu))
         return dict(cov_diag=jnp.maximum(cov_diag, jnp.max(cov_diag) * 1e-20))
 
