@@ -7,6 +7,7 @@ from evolax.optim import clipup
 from evolax.policies import MLP, ConvNet, Direct, Policy, Seq2Seq
 from evolax.rollout import EvalInfo, evaluate
 from evolax.runner import TrainResult, train
+from evolax.sharding import use_cpu_cores
 from evolax.tasks import MNIST, CartPoleSwingUp, ImageApproximation, Seq2SeqAddition, Task
 from evolax.trainer import Trainer, TrainState
 
@@ -38,4 +39,5 @@ __all__ = [
     "sharding",
     "tasks",
     "train",
+    "use_cpu_cores",
 ]

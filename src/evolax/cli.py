@@ -185,7 +185,7 @@ def _mesh(devices: int | None, pop_size: int, n_repeats: int, group: int = 1):
     failing that, its ``n_repeats`` episodes (see :func:`evolax.sharding.split_axis`)."""
     import jax
 
-    from evolax.sharding import even_split, population_mesh, split_axis
+    from evolax.sharding import default_mesh, population_mesh, split_axis
 
     available = jax.devices()
     if devices is not None:
@@ -193,8 +193,7 @@ def _mesh(devices: int | None, pop_size: int, n_repeats: int, group: int = 1):
             raise ValueError(f"--devices {devices} requested, but only {len(available)} available")
         split_axis(pop_size, n_repeats, devices, group)
         return population_mesh(available[:devices])
-    splits = [n for n in range(1, len(available) + 1) if even_split(pop_size, n_repeats, n, group)]
-    return population_mesh(available[: max(splits)])
+    return default_mesh(pop_size, n_repeats, group) or population_mesh(available[:1])
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
 from evolax.rollout import EvalInfo, evaluate
-from evolax.sharding import POP_AXIS, even_split, split_axis
+from evolax.sharding import POP_AXIS, default_mesh, even_split, split_axis
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Metrics, PRNGKey
 from evolax.validation import check_positive_int
@@ -60,8 +60,11 @@ class Trainer(eqx.Module):
         mesh: a device mesh with a ``"pop"`` axis (see :func:`evolax.sharding.population_mesh`);
             each device then evaluates its slice of the population, or, where the population
             does not split into whole environments per device, the whole population on its
-            share of the ``n_repeats`` episodes (:func:`evolax.sharding.split_axis`). ``None``:
-            no sharding.
+            share of the ``n_repeats`` episodes (:func:`evolax.sharding.split_axis`).
+            ``"auto"`` (the default): the most devices that split the work evenly
+            (:func:`evolax.sharding.default_mesh`; on a CPU host, call
+            :func:`evolax.use_cpu_cores` first to have one device per core). ``None``: no
+            sharding.
         pop_chunk: evaluate (each device's slice of) the population in groups of this many
             individuals one after another instead of all at once (see :func:`evaluate`).
         init_scale: the search starts at ``init_scale`` times the policy's initial parameters,
@@ -74,7 +77,7 @@ class Trainer(eqx.Module):
     n_repeats: int = eqx.field(static=True, default=1)
     normalize_obs: bool = eqx.field(static=True, default=False)
     test_task: Task | None = None
-    mesh: Mesh | None = eqx.field(static=True, default=None)
+    mesh: Mesh | None | str = eqx.field(static=True, default="auto")
     pop_chunk: int | None = eqx.field(static=True, default=None)
     init_scale: float = eqx.field(static=True, default=1.0)
 
@@ -87,7 +90,9 @@ class Trainer(eqx.Module):
                 f"pop_size={self.algorithm.pop_size} must be a multiple of "
                 f"task.n_agents={self.task.n_agents}: each environment holds n_agents individuals"
             )
-        if self.mesh is not None:
+        if not (self.mesh is None or self.mesh == "auto" or isinstance(self.mesh, Mesh)):
+            raise ValueError(f"mesh must be a jax.sharding.Mesh, None or 'auto', got {self.mesh!r}")
+        if isinstance(self.mesh, Mesh):
             if POP_AXIS not in self.mesh.axis_names:
                 raise ValueError(f"mesh must have a {POP_AXIS!r} axis, got {self.mesh.axis_names}")
             _ = self.split  # raises when neither the population nor the episodes split evenly
@@ -104,12 +109,24 @@ class Trainer(eqx.Module):
             )
 
     @property
+    def _group(self) -> int:
+        """Individuals that share one environment."""
+        return self.task.n_agents if isinstance(self.task, MultiAgentTask) else 1
+
+    @property
+    def device_mesh(self) -> Mesh | None:
+        """The mesh the work is split over (``mesh``, or the default one for ``"auto"``)."""
+        if self.mesh == "auto":
+            return default_mesh(self.algorithm.pop_size, self.n_repeats, self._group)
+        return self.mesh  # type: ignore[return-value]
+
+    @property
     def split(self) -> str | None:
         """What the mesh's devices split: ``"pop"``, ``"repeats"``, or ``None`` without a mesh."""
-        if self.mesh is None:
+        mesh = self.device_mesh
+        if mesh is None:
             return None
-        group = self.task.n_agents if isinstance(self.task, MultiAgentTask) else 1
-        return split_axis(self.algorithm.pop_size, self.n_repeats, self.mesh.shape[POP_AXIS], group)
+        return split_axis(self.algorithm.pop_size, self.n_repeats, mesh.shape[POP_AXIS], self._group)
 
     @property
     def uses_descriptors(self) -> bool:
@@ -163,7 +180,7 @@ class Trainer(eqx.Module):
         )
         sharded = jax.shard_map(
             functools.partial(run, axis_name=POP_AXIS),
-            mesh=self.mesh,
+            mesh=self.device_mesh,
             in_specs=(pop, replicated, replicated),
             out_specs=(pop, info_specs),
             check_vma=False,
@@ -235,8 +252,9 @@ class Trainer(eqx.Module):
         copies = task.n_agents if isinstance(task, MultiAgentTask) else 1
         population = replicate(best, copies)
         split = None
-        if self.mesh is not None:
-            split = even_split(copies, n_episodes, self.mesh.shape[POP_AXIS], copies)
+        mesh = self.device_mesh
+        if mesh is not None:
+            split = even_split(copies, n_episodes, mesh.shape[POP_AXIS], copies)
         _, info = self._evaluate_on(task, population, key, n_episodes, stats, split)
         return jnp.mean(info.returns, axis=0)
 
