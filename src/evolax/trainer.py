@@ -77,7 +77,7 @@ class Trainer(eqx.Module):
     n_repeats: int = eqx.field(static=True, default=1)
     normalize_obs: bool = eqx.field(static=True, default=False)
     test_task: Task | None = None
-    mesh: Mesh | None | str = eqx.field(static=True, default="auto")
+    mesh: Mesh | str | None = eqx.field(static=True, default="auto")
     pop_chunk: int | None = eqx.field(static=True, default=None)
     init_scale: float = eqx.field(static=True, default=1.0)
 
@@ -126,7 +126,9 @@ class Trainer(eqx.Module):
         mesh = self.device_mesh
         if mesh is None:
             return None
-        return split_axis(self.algorithm.pop_size, self.n_repeats, mesh.shape[POP_AXIS], self._group)
+        return split_axis(
+            self.algorithm.pop_size, self.n_repeats, mesh.shape[POP_AXIS], self._group
+        )
 
     @property
     def uses_descriptors(self) -> bool:
