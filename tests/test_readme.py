@@ -3,6 +3,9 @@
 import re
 from pathlib import Path
 
+import jax
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -12,6 +15,11 @@ def test_readme_python_blocks_run():
     namespace: dict = {}
     exec(compile("\n".join(blocks), str(README), "exec"), namespace)
     assert namespace["history"]["fitness_max"].shape == (4, 10)
+    # the trainer holding an array runs under eqx.filter_jit, where jax.jit's static path fails
+    assert namespace["painting_history"]["fitness_max"].shape == (5,)
+    painting = namespace["painting"]
+    with pytest.raises(TypeError, match="unhashable"):
+        jax.jit(painting.run, static_argnums=1)(painting.init(jax.random.key(0)), 5)
 
 
 def test_algorithms_guide_example_runs(capsys):
