@@ -1,0 +1,104 @@
+"""Collect the results of `benchmarks/accelerator.sh` into one table.
+
+Reads the JSON each benchmark wrote in ``benchmarks/results/`` and writes
+``accelerator.json`` (the rows and the device) and ``accelerator.md`` (a Markdown table). Each
+row is a ratio measured side by side in one run, or a rate on the named device; a benchmark
+that did not run is listed as missing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def load(name: str) -> dict | None:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def rows() -> list[dict]:
+    """One row per measured figure: what, evolax's number, the other's, their ratio."""
+    out: list[dict] = []
+    for name, label in (("cartpole_speed", "cart-pole"), ("mnist_speed", "MNIST")):
+        result = load(name)
+        if result is None:
+            out.append({"benchmark": label, "missing": True})
+            continue
+        per_gen = result["seconds_per_generation"]
+        evolax = min(t for worker, t in per_gen.items() if worker.startswith("evolax"))
+        evojax = min(t for worker, t in per_gen.items() if worker.startswith("evojax"))
+        out.append(
+            {"benchmark": f"{label}, s/generation", "evolax": evolax, "other": evojax,
+             "against": "EvoJAX 0.2.17", "speedup": evojax / evolax}
+        )  # fmt: skip
+    evosax = load("evosax_speed")
+    for case, row in (evosax or {}).get("cases", {}).items():
+        t = row["seconds_per_generation"]
+        out.append(
+            {"benchmark": f"{case} d={row['dim']:,} pop={row['pop_size']}, s/generation",
+             "evolax": t["evolax"], "other": t["evosax"], "against": "evosax 0.3.2",
+             "speedup": row["speedup"]}
+        )  # fmt: skip
+    if evosax is None:
+        out.append({"benchmark": "ES against evosax", "missing": True})
+    brax = load("brax_throughput")
+    if brax is None:
+        out.append({"benchmark": "Brax ant", "missing": True})
+    else:
+        rates = brax["env_steps_per_second"]
+        evolax = rates.get("evolax evaluate")
+        other = next((r for name, r in rates.items() if name.startswith("evojax")), None)
+        out.append(
+            {"benchmark": "Brax ant, env steps/s", "evolax": evolax, "other": other,
+             "against": "EvoJAX BraxTask", "speedup": other and evolax / other}
+        )  # fmt: skip
+    seq2seq = load("seq2seq")
+    if seq2seq is None or not seq2seq["curve"]:
+        out.append({"benchmark": "seq2seq", "missing": True})
+    else:
+        last = seq2seq["curve"][-1]
+        out.append(
+            {"benchmark": "seq2seq, generations/s", "evolax": last["generation"] / last["train_s"]}
+        )
+    scaling = load("scaling")
+    for row in (scaling or {}).get("rows", []):
+        out.append(
+            {"benchmark": f"cart-pole on {row['devices']} device(s), generations/s",
+             "evolax": row["generations_per_s"]}
+        )  # fmt: skip
+    return out
+
+
+def main() -> None:
+    import jax
+
+    table = rows()
+    device = {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()]}
+    (RESULTS / "accelerator.json").write_text(
+        json.dumps({"device": device, "rows": table}, indent=2)
+    )
+    lines = [
+        f"Device: {device['backend']}, {len(device['devices'])} x {jax.devices()[0].device_kind}",
+        "",
+        "| benchmark | evolax | other | against | evolax's speed-up |",
+        "|---|---|---|---|---|",
+    ]
+    for row in table:
+        if row.get("missing"):
+            lines.append(f"| {row['benchmark']} | (did not run) | | | |")
+            continue
+        other, speedup = row.get("other"), row.get("speedup")
+        lines.append(
+            f"| {row['benchmark']} | {row['evolax']:.4g} | "
+            f"{'' if other is None else f'{other:.4g}'} | {row.get('against', '')} | "
+            f"{'' if speedup is None else f'{speedup:.2f}x'} |"
+        )
+    (RESULTS / "accelerator.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
