@@ -114,3 +114,25 @@ def optimize(algo, fitness_fn, gap_fn, n_generations: int, key, x0):
 
     run = jax.jit(lambda s, k: jax.lax.scan(generation, s, jax.random.split(k, n_generations)))
     return run(algo.init(key, x0), key)
+
+
+def best_after(algo, problem, generations, key, params=None):
+    """The best ``f - f*`` seen in ``generations`` generations from 0 with the algorithm's
+    defaults, for an evolax algorithm or, with its ``params``, an evosax one (which minimises
+    ``f - f*`` and keeps its own best). Jit it with ``static_argnums=(0, 2)``."""
+    ours = params is None
+
+    def generation(state, key):
+        ask_key, tell_key = jax.random.split(key)
+        if ours:
+            population, state = algo.ask(ask_key, state)
+            state, _ = algo.tell(tell_key, state, population, problem.fitness(population))
+        else:
+            population, state = algo.ask(ask_key, state, params)
+            state, _ = algo.tell(tell_key, population, problem.delta_f(population), state, params)
+        return state, None
+
+    zeros = jnp.zeros(problem.dim)
+    state = algo.init(key, zeros) if ours else algo.init(key, zeros, params)
+    state, _ = jax.lax.scan(generation, state, jax.random.split(key, generations))
+    return -state.best_fitness if ours else state.best_fitness

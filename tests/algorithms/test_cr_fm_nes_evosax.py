@@ -30,6 +30,7 @@ import pytest
 from evolax.algorithms import CRFMNES
 from evolax.algorithms.cr_fm_nes import crfmnes_parameters, default_pop_size
 from evolax.problems import bbob_problem
+from helpers import best_after
 
 evosax = pytest.importorskip("evosax.algorithms")
 
@@ -91,27 +92,6 @@ def test_one_moving_generation_matches_evosax():
         new.p_sigma, np.asarray(their_paper.p_std) + gain * clipped, rtol=1e-4, atol=1e-5
     )
     assert np.abs(gain * clipped).max() > 1e-2  # the difference is there
-
-
-def best_after(algo, problem, generations, key, params=None):
-    """The best ``f - f*`` seen in ``generations`` generations from 0 with ``sigma = 1``
-    (``params``: evosax's, for an evosax algorithm)."""
-    ours = params is None
-
-    def generation(state, key):
-        ask_key, tell_key = jax.random.split(key)
-        if ours:
-            population, state = algo.ask(ask_key, state)
-            state, _ = algo.tell(tell_key, state, population, problem.fitness(population))
-        else:
-            population, state = algo.ask(ask_key, state, params)
-            state, _ = algo.tell(tell_key, population, problem.delta_f(population), state, params)
-        return state, None
-
-    zeros = jnp.zeros(problem.dim)
-    state = algo.init(key, zeros) if ours else algo.init(key, zeros, params)
-    state, _ = jax.lax.scan(generation, state, jax.random.split(key, generations))
-    return -state.best_fitness if ours else state.best_fitness
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ import pytest
 
 from evolax.algorithms import LMMAES
 from evolax.problems import bbob_problem
+from helpers import best_after
 
 evosax = pytest.importorskip("evosax.algorithms")
 
@@ -76,27 +77,6 @@ def test_one_generation_matches_evosax_where_the_rules_agree():
     csa_std = 0.6 * np.exp(c_sigma / float(paper.d_std) * (norm / float(paper.chi_n) - 1))
     np.testing.assert_allclose(new.std, paper_std, rtol=1e-5)
     np.testing.assert_allclose(their_new.std, csa_std, rtol=1e-5)
-
-
-def best_after(algo, problem, generations, key, params=None):
-    """The best ``f - f*`` seen in ``generations`` generations from 0 with ``sigma = 1``
-    (``params``: evosax's, for an evosax algorithm)."""
-    ours = params is None
-
-    def generation(state, key):
-        ask_key, tell_key = jax.random.split(key)
-        if ours:
-            population, state = algo.ask(ask_key, state)
-            state, _ = algo.tell(tell_key, state, population, problem.fitness(population))
-        else:
-            population, state = algo.ask(ask_key, state, params)
-            state, _ = algo.tell(tell_key, population, problem.delta_f(population), state, params)
-        return state, None
-
-    zeros = jnp.zeros(problem.dim)
-    state = algo.init(key, zeros) if ours else algo.init(key, zeros, params)
-    state, _ = jax.lax.scan(generation, state, jax.random.split(key, generations))
-    return -state.best_fitness if ours else state.best_fitness
 
 
 @pytest.mark.parametrize(

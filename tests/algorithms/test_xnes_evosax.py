@@ -26,6 +26,7 @@ import scipy.linalg
 from evolax.algorithms import XNES
 from evolax.algorithms.cma_es import default_pop_size
 from evolax.problems import bbob_problem
+from helpers import best_after
 
 evosax = pytest.importorskip("evosax.algorithms")
 
@@ -56,29 +57,6 @@ def test_one_generation_from_the_identity_matches_evosax():
     assert np.abs(log_b - np.diag(np.diag(log_b))).max() > 1e-3  # ours is not diagonal
 
 
-def best_after(algo, problem, generations, key, ours):
-    """The best ``f - f*`` seen in ``generations`` generations from 0 with ``sigma = 1``."""
-    dim = problem.dim
-
-    def generation(state, key):
-        ask_key, tell_key = jax.random.split(key)
-        if ours:
-            population, state = algo.ask(ask_key, state)
-            state, _ = algo.tell(tell_key, state, population, problem.fitness(population))
-        else:
-            population, state = algo.ask(ask_key, state, params)
-            state, _ = algo.tell(tell_key, population, problem.delta_f(population), state, params)
-        return state, None
-
-    if ours:
-        state = algo.init(key, jnp.zeros(dim))
-    else:
-        params = algo.default_params
-        state = algo.init(key, jnp.zeros(dim), params)
-    state, _ = jax.lax.scan(generation, state, jax.random.split(key, generations))
-    return -state.best_fitness if ours else state.best_fitness
-
-
 @pytest.mark.parametrize(
     "function_id, evosax_solves",
     [(1, True), (2, True), (10, False), (11, False)],
@@ -92,10 +70,10 @@ def test_bbob_best_fitness_against_evosax(function_id, evosax_solves):
     dim = 10
     problem = bbob_problem(function_id, dim)
     key = jax.random.key(0)
-    run = jax.jit(best_after, static_argnums=(0, 2, 4))
-    ours = float(run(XNES(pop_size=default_pop_size(dim)), problem, 1000, key, True))
+    run = jax.jit(best_after, static_argnums=(0, 2))
+    ours = float(run(XNES(pop_size=default_pop_size(dim)), problem, 1000, key))
     with jax.numpy_rank_promotion("allow"):  # evosax broadcasts implicitly
         theirs = evosax.xNES(population_size=default_pop_size(dim), solution=jnp.zeros(dim))
-        theirs = float(run(theirs, problem, 1000, key, False))
+        theirs = float(run(theirs, problem, 1000, key, theirs.default_params))
     assert ours < 1e-7, ours
     assert (theirs < 1e-7) if evosax_solves else (theirs > 1.0), theirs
