@@ -136,3 +136,29 @@ def best_after(algo, problem, generations, key, params=None):
     state = algo.init(key, zeros) if ours else algo.init(key, zeros, params)
     state, _ = jax.lax.scan(generation, state, jax.random.split(key, generations))
     return -state.best_fitness if ours else state.best_fitness
+
+
+def cma_vs_pycma(tmp_path, *args) -> list[dict]:
+    """The rows of ``benchmarks/cma_vs_pycma.py args`` (run in a subprocess, which keeps its
+    float64 mode and its pycma subprocess to itself)."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    import pytest
+
+    pytest.importorskip("cma")
+    pytest.importorskip("cocoex")
+    script = Path(__file__).parents[1] / "benchmarks" / "cma_vs_pycma.py"
+    subprocess.run(
+        [sys.executable, str(script), *args, "--out", str(tmp_path)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    (result,) = tmp_path.glob("cma_vs_pycma*.json")
+    rows = json.loads(result.read_text())["rows"]
+    for row in rows:
+        print(
+            f"{row['algorithm']} f{row['function']} d={row['dim']}: evolax {row['evolax']}, "
+            f"pycma {row['pycma']}, ratio {row['ratio']}"
+        )
+    return rows

@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import equinox as eqx
 import jax
@@ -18,8 +17,7 @@ import numpy as np
 import pytest
 
 from evolax.algorithms.cma_es import CMAES, default_pop_size, eigen_interval
-
-BENCHMARK = Path(__file__).parents[2] / "benchmarks" / "cma_vs_pycma.py"
+from helpers import cma_vs_pycma
 
 # ---------------------------------------------------------------------------------------------
 # numpy transcription of pycma 4 (float64), written from pycma's sources, not from the code
@@ -499,30 +497,11 @@ def test_matches_pycma_on_four_functions():
 # against pycma on COCO's bbob functions (benchmarks/cma_vs_pycma.py, float64)
 
 
-def bbob_benchmark(tmp_path, *args):
-    """The rows of ``benchmarks/cma_vs_pycma.py args`` (run in a subprocess, which keeps its
-    float64 mode and its pycma subprocess to itself)."""
-    pytest.importorskip("cma")
-    pytest.importorskip("cocoex")
-    subprocess.run(
-        [sys.executable, str(BENCHMARK), *args, "--out", str(tmp_path)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    (result,) = tmp_path.glob("cma_vs_pycma*.json")
-    rows = json.loads(result.read_text())["rows"]
-    for row in rows:
-        print(
-            f"{row['algorithm']} f{row['function']} d={row['dim']}: evolax {row['evolax']}, "
-            f"pycma {row['pycma']}, ratio {row['ratio']}"
-        )
-    return rows
-
-
 def test_matches_pycma_on_bbob_ellipsoid_and_discus(tmp_path):
     """f10 and f11 in d = 10, 5 seeds (x0 uniform in [-4, 4]^d, sigma0 = 2, default
     population): all runs reach f - f_opt < 1e-8 and the median evaluations are within 1.3x
     of pycma's either way. Measured (2026-12): f10 4170 / 4070, f11 3180 / 3090."""
-    rows = bbob_benchmark(
+    rows = cma_vs_pycma(
         tmp_path, "--functions", "10", "11", "--dims", "10", "--no-sep", "--seeds", "5"
     )
     for row in rows:
@@ -542,7 +521,7 @@ def test_matches_pycma_on_ill_conditioned_bbob(tmp_path):
     step`). Measured (2026-12, 20 seeds, evolax / pycma): f10 4165 / 4180, 13710 / 13608; f11
     3095 / 3090, 7626 / 7644; f12 10620 / 10600, 19812 / 20922; f13 7865 / 7435, 36822 / 41382;
     f14 3900 / 3885, 12858 / 12780 (d = 10, 20)."""
-    rows = bbob_benchmark(tmp_path, "--no-sep", "--seeds", "20")
+    rows = cma_vs_pycma(tmp_path, "--no-sep", "--seeds", "20")
     assert len(rows) == 10
     for row in rows:
         assert row["evolax_successes"] == 20, row

@@ -2,11 +2,7 @@
 against pycma itself step by step (same samples, float64) and in evaluations to a target on
 COCO's separable bbob functions (``benchmarks/cma_vs_pycma.py``), and at d = 100,000."""
 
-import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import equinox as eqx
 import jax
@@ -15,8 +11,7 @@ import numpy as np
 import pytest
 
 from evolax.algorithms.sep_cma_es import SepCMAES
-
-BENCHMARK = Path(__file__).parents[2] / "benchmarks" / "cma_vs_pycma.py"
+from helpers import cma_vs_pycma
 
 
 def sep_parameters(n, lam):
@@ -173,31 +168,14 @@ def test_follows_pycma_diagonal_step_by_step(function):
         assert stalls > 0  # h_sigma = 0 was exercised
 
 
-def bbob_benchmark(tmp_path, *args):
-    """The rows of ``benchmarks/cma_vs_pycma.py args`` (run in a subprocess, which keeps its
-    float64 mode and its pycma subprocess to itself)."""
-    pytest.importorskip("cma")
-    pytest.importorskip("cocoex")
-    subprocess.run(
-        [sys.executable, str(BENCHMARK), "--functions", *args, "--out", str(tmp_path)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    (result,) = tmp_path.glob("cma_vs_pycma*.json")
-    rows = json.loads(result.read_text())["rows"]
-    for row in rows:
-        print(
-            f"f{row['function']} d={row['dim']}: evolax {row['evolax']}, "
-            f"pycma {row['pycma']}, ratio {row['ratio']}"
-        )
-    return rows
-
-
 def test_matches_pycma_diagonal_on_bbob(tmp_path):
     """Sphere f1 and separable ellipsoid f2 in d = 10, 5 seeds (x0 uniform in [-4, 4]^d,
     sigma0 = 2, default population): all runs reach f - f_opt < 1e-8 and the median
     evaluations are within 1.3x of pycma's ``CMA_diagonal=True`` either way. Measured
     (2026-12): f1 1230 / 1230, f2 2270 / 2320."""
-    rows = bbob_benchmark(tmp_path, "--separable", "1", "2", "--dims", "10", "--seeds", "5")
+    rows = cma_vs_pycma(
+        tmp_path, "--functions", "--separable", "1", "2", "--dims", "10", "--seeds", "5"
+    )
     assert [row["algorithm"] for row in rows] == ["Sep-CMA-ES"] * 2
     for row in rows:
         assert row["evolax_successes"] == row["pycma_successes"] == 5, row
@@ -211,7 +189,7 @@ def test_matches_pycma_diagonal_on_separable_bbob(tmp_path):
     one generation is 5-10% of a run). Measured (2026-12, evolax / pycma): f1 1230 / 1230,
     2418 / 2400; f2 2270 / 2250, 4704 / 4584; f5 160 / 135, 324 / 282 (d = 10, 20; 100 seeds
     of f5 gave means of 148 / 140 and 299 / 292)."""
-    rows = bbob_benchmark(tmp_path, "--separable", "1", "2", "5", "--seeds", "20")
+    rows = cma_vs_pycma(tmp_path, "--functions", "--separable", "1", "2", "5", "--seeds", "20")
     assert len(rows) == 6
     for row in rows:
         assert row["evolax_successes"] == 20, row
