@@ -7,8 +7,10 @@ warm-up generation each). Each library runs in a worker process of its own, and 
 alternates timing rounds between them so that machine drift hits all of them. Run with
 `nox -s bench` (installs EvoJAX 0.2.17 beside evolax).
 
-evolax gets one XLA CPU device per core and splits the population over them (its 1-device
-time is reported too). EvoJAX runs on one device by default: with `--evojax-devices 2` its
+evolax runs as a library user composes it: `evolax.use_cpu_cores()` (one XLA CPU device per
+core), then a `Trainer` with default settings, which times its evaluation layouts (devices,
+group size) when its state is first made. EvoJAX runs on one device by default: with
+`--evojax-devices 2` its
 SimManager takes its `pmap` path, which needs `jax.tree_map` (removed from current JAX; the
 script restores the alias) and which, on 2 CPU devices, sometimes stalls in an all-gather until
 XLA aborts the process (seen in 3 of 6 runs here).
@@ -18,20 +20,19 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 from pathlib import Path
 
 import jax
 import optax
 
 import evolax
-from evolax.sharding import population_mesh, request_cpu_devices
+from evolax.sharding import request_cpu_devices
 from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers
 
 POP, REPEATS, HIDDEN, CENTER_LR, STD_LR, INIT_STD = 64, 16, (64, 64), 0.05, 0.1, 0.1
 
 
-def evolax_runner(seed: int, n_devices: int):
+def evolax_runner(seed: int):
     trainer = evolax.Trainer(
         algorithm=evolax.PGPE(
             pop_size=POP, optimizer=optax.adam(CENTER_LR), init_std=INIT_STD, std_lr=STD_LR
@@ -39,7 +40,6 @@ def evolax_runner(seed: int, n_devices: int):
         policy=evolax.MLP(hidden_sizes=HIDDEN),
         task=evolax.CartPoleSwingUp(),
         n_repeats=REPEATS,
-        mesh=population_mesh(jax.devices()[:n_devices]),
     )
     return evolax_timer(trainer, trainer.init(jax.random.key(seed)))
 
@@ -81,11 +81,12 @@ def evojax_runner(seed: int):
 
 def worker(name: str, evojax_devices: int) -> None:
     # before JAX initialises its backends
-    request_cpu_devices(evojax_devices if name == "evojax" else os.cpu_count() or 1)
     if name == "evojax":
+        request_cpu_devices(evojax_devices)
         serve(evojax_runner(0))
     else:
-        serve(evolax_runner(0, len(jax.devices()) if name == "evolax-all" else 1))
+        evolax.use_cpu_cores()
+        serve(evolax_runner(0))
 
 
 def main() -> None:
@@ -95,18 +96,14 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).parent / "results" / "cartpole_speed.json"
     )
-    parser.add_argument(
-        "--worker", choices=["evolax-all", "evolax-1", "evojax"], help=argparse.SUPPRESS
-    )
+    parser.add_argument("--worker", choices=["evolax", "evojax"], help=argparse.SUPPRESS)
     parser.add_argument("--evojax-devices", type=int, default=1, help="CPU devices for EvoJAX")
     args = parser.parse_args()
     if args.worker:
         return worker(args.worker, args.evojax_devices)
 
-    n_devices = os.cpu_count() or 1
     names = {
-        "evolax-all": f"evolax ({n_devices} devices)",
-        "evolax-1": "evolax (1 device)",
+        "evolax": "evolax (library defaults)",
         "evojax": f"evojax ({args.evojax_devices} device(s))",
     }
     workers = {

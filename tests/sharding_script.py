@@ -12,8 +12,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
-from evolax.cli import _mesh
-from evolax.sharding import POP_AXIS, population_mesh
+from evolax.sharding import POP_AXIS, default_mesh, population_mesh
 from evolax.tasks import MultiAgentWaterWorld
 
 
@@ -41,6 +40,20 @@ population, _ = t.algorithm.ask(jax.random.key(1), t.init(jax.random.key(0)).alg
 fitness, info = jax.jit(t._evaluate)(population, jax.random.key(2), None)
 out["fitness_spec"] = list(fitness.sharding.spec)
 out["shard_shapes"] = [list(s.data.shape) for s in info.returns.addressable_shards]
+
+# the state a step returns is placed as the one it took: calling a jitted run again on it
+# does not trace (and compile) again, with a mesh given or chosen ("auto")
+out["run_traces"] = []
+for placed in (t, trainer("auto")):
+    traces = []
+
+    def counted(state, placed=placed, traces=traces):
+        traces.append(None)
+        return placed.run(state, 2)
+
+    run = jax.jit(counted)
+    run(run(placed.init(jax.random.key(0)))[0])
+    out["run_traces"].append(len(traces))
 
 # vmap over seeds and over a hyperparameter, on the 8-device mesh, against separate runs
 keys = jax.random.split(jax.random.key(3), 2)
@@ -126,9 +139,9 @@ try:
     )
 except ValueError as error:
     out["split_error"] = str(error)
-# the CLI's default: the most devices that split the population, or else the episodes
-out["cli_mesh"] = [
-    _mesh(None, pop, repeats, group).size
+# the default mesh: the most devices that split the population, or else the episodes
+out["default_mesh"] = [
+    default_mesh(pop, repeats, group).size
     for pop, repeats, group in [(16, 64, 16), (16, 3, 16), (18, 3, 1), (16, 1, 1)]
 ]
 print(json.dumps(out))

@@ -1,6 +1,6 @@
 """evolax: hardware-accelerated neuroevolution in JAX."""
 
-from evolax import algorithms, data, policies, sharding, tasks
+from evolax import algorithms, data, layout, policies, sharding, tasks
 from evolax.algorithms import PGPE, Algorithm
 from evolax.normalize import ObsStats
 from evolax.optim import clipup
@@ -35,6 +35,7 @@ __all__ = [
     "clipup",
     "data",
     "evaluate",
+    "layout",
     "policies",
     "sharding",
     "tasks",

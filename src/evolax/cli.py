@@ -83,7 +83,10 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--brax-backend", {"help": "brax: physics backend (mjx, generalized, positional, spring)"}),
     ("--n-agents", {"type": _positive_int, "help": "waterworld_ma: agents per pool"}),
     ("--n-repeats", {"type": _positive_int, "help": "episodes per individual"}),
-    ("--pop-chunk", {"type": _positive_int, "help": "evaluate this many individuals at a time"}),
+    (
+        "--pop-chunk",
+        {"type": _positive_int, "help": "individuals evaluated at a time (default: timed)"},
+    ),
     ("--init-scale", {"type": float, "help": "scale of the initial parameters (0: all zero)"}),
     (
         "--cpu-devices",
@@ -125,8 +128,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--devices",
         type=_positive_int,
-        help="devices to split the population (or else its episodes) over (default: the most "
-        "that split either evenly; on CPU there is one device per core)",
+        help="devices to split the population (or else its episodes) over (default: the faster "
+        "of one device and the most that split either evenly, timed at the start; on CPU "
+        "there is one device per core)",
     )
     p.add_argument("--tensorboard", action="store_true", help="also write TensorBoard events")
     p.add_argument(
@@ -179,21 +183,19 @@ def _fail(command: str, error: Exception) -> int:
     return 2
 
 
-def _mesh(devices: int | None, pop_size: int, n_repeats: int, group: int = 1):
-    """A population mesh over ``devices`` devices; by default the most that split the
-    population into whole groups (``group``: individuals that share one environment) or,
-    failing that, its ``n_repeats`` episodes (see :func:`evolax.sharding.split_axis`)."""
+def _mesh(devices: int, pop_size: int, n_repeats: int, group: int = 1):
+    """A population mesh over ``devices`` devices, which must split the population into whole
+    groups (``group``: individuals that share one environment) or else its ``n_repeats``
+    episodes (see :func:`evolax.sharding.split_axis`)."""
     import jax
 
-    from evolax.sharding import default_mesh, population_mesh, split_axis
+    from evolax.sharding import population_mesh, split_axis
 
     available = jax.devices()
-    if devices is not None:
-        if devices > len(available):
-            raise ValueError(f"--devices {devices} requested, but only {len(available)} available")
-        split_axis(pop_size, n_repeats, devices, group)
-        return population_mesh(available[:devices])
-    return default_mesh(pop_size, n_repeats, group) or population_mesh(available[:1])
+    if devices > len(available):
+        raise ValueError(f"--devices {devices} requested, but only {len(available)} available")
+    split_axis(pop_size, n_repeats, devices, group)
+    return population_mesh(available[:devices])
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -229,13 +231,15 @@ def _train(args: argparse.Namespace) -> int:
         from evolax.tasks import MultiAgentTask
 
         trainer = build_trainer(config)
-        task = trainer.task
-        group = task.n_agents if isinstance(task, MultiAgentTask) else 1
-        mesh = _mesh(args.devices, config["pop_size"], config["n_repeats"], group)
-        trainer = dataclasses.replace(trainer, mesh=mesh)  # checked again, tasks not rebuilt
+        if args.devices is not None:
+            task = trainer.task
+            group = task.n_agents if isinstance(task, MultiAgentTask) else 1
+            mesh = _mesh(args.devices, config["pop_size"], config["n_repeats"], group)
+            trainer = dataclasses.replace(trainer, mesh=mesh)  # checked again, tasks not rebuilt
     except ValueError as error:
         return _fail("train", error)
-    config["devices"] = mesh.size
+    n_devices = len(jax.devices()) if args.devices is None else args.devices
+    config["devices"] = n_devices
     config["processes"] = jax.process_count()
     leader = jax.process_index() == 0
     where = f"{jax.process_count()} processes, " if distributed else ""
@@ -243,7 +247,7 @@ def _train(args: argparse.Namespace) -> int:
         leader,
         f"evolax {__version__}: {'resuming' if args.resume else 'training'} "
         f"{config['task']} up to generation {config['generations']} "
-        f"on {where}{mesh.size} {mesh.devices.flat[0].platform} device(s) -> {run_dir}",
+        f"on {where}{n_devices} {jax.devices()[0].platform} device(s) -> {run_dir}",
     )
     try:
         result = train(

@@ -21,6 +21,7 @@ from evolax.checkpoint import (
     unflatten_state,
 )
 from evolax.config import build_trainer
+from evolax.layout import Layout
 from evolax.logging import (
     JsonLinesSink,
     ProgressBar,
@@ -181,7 +182,9 @@ def train(
     writer = jax.process_index() == 0
     path = None if run_dir is None else Path(run_dir)
 
-    state = initial_state(trainer, seed)
+    state = initial_state(trainer, seed)  # chooses the evaluation layout, if automatic
+    choice = trainer.chosen_layout(state)
+    layout = choice.layout
     best_test, elapsed = -np.inf, 0.0
     store = None
     if path is not None and writer:
@@ -189,19 +192,30 @@ def train(
         if not resume and (store.steps() or (path / METRICS).exists()):
             raise ValueError(f"{path} already holds a run; resume it or choose another run folder")
     if resume:  # process 0 reads the checkpoint and hands it to the others
-        leaves, scalars = flatten_state(state), np.array([0.0, -np.inf])
+        leaves, scalars = flatten_state(state), np.array([0.0, -np.inf, 0, 0])
         if store is not None:
             restored, meta = store.restore(like=state)
             leaves = flatten_state(restored)
-            scalars = np.array([meta.get("wall_time", 0.0), meta.get("best_test_mean", -np.inf)])
+            saved = meta.get("layout", {})  # the run's own layout, so it resumes exactly
+            scalars = np.array(
+                [
+                    meta.get("wall_time", 0.0),
+                    meta.get("best_test_mean", -np.inf),
+                    saved.get("devices", 0),
+                    saved.get("pop_chunk", 0),
+                ]
+            )
         leaves, scalars = broadcast_from_first_process((leaves, scalars))
         state = unflatten_state(state, leaves)
         elapsed, best_test = float(scalars[0]), float(scalars[1])
+        if scalars[2] > 0 and scalars[2] <= len(jax.devices()):  # else: another machine
+            layout = Layout(int(scalars[2]), int(scalars[3]))
         if store is not None:
             truncate_rows(cast(Path, path) / METRICS, int(state.generation))
     if store is not None and (config is not None or not resume):
         write_json_atomic(cast(Path, path) / CONFIG, config or {})
 
+    trainer = trainer.with_layout(layout)
     generation = int(state.generation)
     sinks: list[Sink] = []
     if writer:
@@ -271,6 +285,7 @@ def train(
                 meta = {
                     "wall_time": elapsed + time.perf_counter() - start,
                     "best_test_mean": best_test,
+                    "layout": dataclasses.asdict(layout),
                     **last_test,
                 }
                 store.save(state, meta, latest=periodic, best=improved)
@@ -293,6 +308,9 @@ def train(
         "final_test_mean": last_test.get("test_mean"),
         "final_test_std": last_test.get("test_std"),
         "best_test_mean": None if best_test == -np.inf else best_test,
+        "layout": dataclasses.asdict(layout),
+        "layout_source": choice.source,
+        "layout_tuning_s": choice.tuning_seconds,
     }
     if store is not None:
         write_json_atomic(cast(Path, path) / SUMMARY, summary)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from typing import Any, cast
@@ -10,19 +11,41 @@ import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jax.sharding import Mesh
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import Algorithm
+from evolax.layout import (
+    Choice,
+    Layout,
+    choose_cached,
+    chunk_candidates,
+    concrete,
+    groups_timed,
+    lower,
+    signature,
+    start_chunk,
+    step_bytes,
+    timer,
+)
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
 from evolax.rollout import EvalInfo, evaluate
-from evolax.sharding import POP_AXIS, default_mesh, even_split, split_axis
+from evolax.sharding import POP_AXIS, default_mesh, even_split, population_mesh, split_axis
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Metrics, PRNGKey
 from evolax.validation import check_positive_int
+
+
+def _place(state: TrainState, mesh: Mesh | None) -> TrainState:
+    """``state`` replicated over ``mesh``'s devices (``None``: left where it is), so every
+    step takes and returns states placed alike and a jitted ``run`` compiles once."""
+    if mesh is None:
+        return state
+    return jax.lax.with_sharding_constraint(state, NamedSharding(mesh, P()))
 
 
 @chex.dataclass(frozen=True)
@@ -61,12 +84,16 @@ class Trainer(eqx.Module):
             each device then evaluates its slice of the population, or, where the population
             does not split into whole environments per device, the whole population on its
             share of the ``n_repeats`` episodes (:func:`evolax.sharding.split_axis`).
-            ``"auto"`` (the default): the most devices that split the work evenly
+            ``None``: no sharding. ``"auto"`` (the default): whichever is faster of one device
+            and the most devices that split the work evenly
             (:func:`evolax.sharding.default_mesh`; on a CPU host, call
-            :func:`evolax.use_cpu_cores` first to have one device per core). ``None``: no
-            sharding.
+            :func:`evolax.use_cpu_cores` first to have one device per core).
         pop_chunk: evaluate (each device's slice of) the population in groups of this many
-            individuals one after another instead of all at once (see :func:`evaluate`).
+            individuals one after another (see :func:`evaluate`); ``None``: all at once.
+            ``"auto"`` (the default): the fastest group size. Automatic choices are made by
+            timing a few candidates when the step is first traced
+            (:func:`evolax.layout.choose`), once per shape, and recorded in the metrics
+            ``eval_devices`` and ``pop_chunk``.
         init_scale: the search starts at ``init_scale`` times the policy's initial parameters,
             ``>= 0``; ``0.0`` starts it at all-zero parameters, as EvoJAX's solvers do.
     """
@@ -78,7 +105,7 @@ class Trainer(eqx.Module):
     normalize_obs: bool = eqx.field(static=True, default=False)
     test_task: Task | None = None
     mesh: Mesh | str | None = eqx.field(static=True, default="auto")
-    pop_chunk: int | None = eqx.field(static=True, default=None)
+    pop_chunk: int | str | None = eqx.field(static=True, default="auto")
     init_scale: float = eqx.field(static=True, default=1.0)
 
     def __check_init__(self):
@@ -95,7 +122,10 @@ class Trainer(eqx.Module):
         if isinstance(self.mesh, Mesh):
             if POP_AXIS not in self.mesh.axis_names:
                 raise ValueError(f"mesh must have a {POP_AXIS!r} axis, got {self.mesh.axis_names}")
-            _ = self.split  # raises when neither the population nor the episodes split evenly
+            # raises when neither the population nor the episodes split evenly
+            split_axis(self.algorithm.pop_size, self.n_repeats, self.mesh.size, self._group)
+        if self.pop_chunk != "auto" and self.pop_chunk is not None:
+            check_positive_int("pop_chunk", self.pop_chunk)
         unknown = set(self.algorithm.extra_inputs) - {"descriptors"}
         if unknown:
             raise ValueError(
@@ -113,44 +143,165 @@ class Trainer(eqx.Module):
         """Individuals that share one environment."""
         return self.task.n_agents if isinstance(self.task, MultiAgentTask) else 1
 
-    @property
-    def device_mesh(self) -> Mesh | None:
-        """The mesh the work is split over (``mesh``, or the default one for ``"auto"``)."""
-        if self.mesh == "auto":
-            return default_mesh(self.algorithm.pop_size, self.n_repeats, self._group)
-        return self.mesh  # type: ignore[return-value]
-
-    @property
-    def split(self) -> str | None:
-        """What the mesh's devices split: ``"pop"``, ``"repeats"``, or ``None`` without a mesh."""
-        mesh = self.device_mesh
-        if mesh is None:
-            return None
-        return split_axis(
-            self.algorithm.pop_size, self.n_repeats, mesh.shape[POP_AXIS], self._group
-        )
+    def _meshes(self) -> list[Mesh | None]:
+        """The meshes the layout is chosen among: ``mesh``, or for ``"auto"`` the default
+        mesh (if there is one) and no mesh."""
+        if self.mesh != "auto":
+            return [cast(Mesh | None, self.mesh)]
+        mesh = default_mesh(self.algorithm.pop_size, self.n_repeats, self._group)
+        return [None] if mesh is None else [mesh, None]
 
     @property
     def uses_descriptors(self) -> bool:
         """Whether the algorithm declares behaviour descriptors among its ``extra_inputs``."""
         return "descriptors" in self.algorithm.extra_inputs
 
+    def _split(self, mesh: Mesh | None, pop_size: int, n_repeats: int) -> str | None:
+        """What ``mesh``'s devices split (:func:`evolax.sharding.split_axis`); ``None``: one."""
+        if mesh is None:
+            return None
+        return split_axis(pop_size, n_repeats, mesh.shape[POP_AXIS], self._group)
+
+    @property
+    def split(self) -> str | None:
+        """What the devices of ``mesh`` (for ``"auto"``: of the default mesh) split:
+        ``"pop"``, ``"repeats"``, or ``None`` for one device."""
+        return self._split(self._meshes()[0], self.algorithm.pop_size, self.n_repeats)
+
     def _evaluate(self, population, key, obs_stats) -> tuple[jax.Array, EvalInfo]:
+        """The population's fitness and :class:`EvalInfo`, on the layout :meth:`layout` picks."""
+        mesh, layout = self.layout(population, key, obs_stats)
+        split = self._split(mesh, self.algorithm.pop_size, self.n_repeats)
         return self._evaluate_on(
             self.task,
             population,
             key,
             self.n_repeats,
             obs_stats,
-            self.split,
-            self.pop_chunk,
+            mesh,
+            split,
+            layout.pop_chunk,
             self.uses_descriptors,
         )
 
+    def layout(self, population, key, obs_stats) -> tuple[Mesh | None, Layout]:
+        """The mesh and :class:`~evolax.layout.Layout` the population is evaluated with (see
+        :meth:`layout_choice`)."""
+        mesh, choice = self.layout_choice(population, key, obs_stats)
+        return mesh, choice.layout
+
+    def layout_choice(self, population, key, obs_stats) -> tuple[Mesh | None, Choice]:
+        """The mesh and :class:`~evolax.layout.Layout` the population is evaluated with: the
+        explicit settings, else the fastest candidates measured at trace time
+        (:func:`evolax.layout.choose_cached`)."""
+        pop_size = self.algorithm.pop_size
+        options, meshes = [], {}
+        for mesh in self._meshes():
+            devices = 1 if mesh is None else mesh.shape[POP_AXIS]
+            split = self._split(mesh, pop_size, self.n_repeats)
+            local = pop_size // devices if split == "pop" else pop_size
+            if self.pop_chunk == "auto":
+                chunks = chunk_candidates(local // self._group, self._group)
+            else:
+                chunks = [local if self.pop_chunk is None else cast(int, self.pop_chunk)]
+            options.append((devices, chunks))
+            meshes[devices] = mesh
+        if len(options) == 1 and len(options[0][1]) == 1:
+            devices, (chunk,) = options[0]
+            return meshes[devices], Choice(Layout(devices, chunk), math.nan, 0.0, (), "explicit")
+
+        stand_in: dict[str, Any] = {}  # concrete inputs, made once `start` runs
+
+        def program(layout: Layout, groups: int = 1):
+            """The evaluation of ``groups`` groups per device on ``layout``'s devices, lowered,
+            its inputs and how many individuals it evaluates."""
+            mesh = meshes[layout.devices]
+            split = self._split(mesh, pop_size, self.n_repeats)
+            n_eval = layout.pop_chunk * groups * (layout.devices if split == "pop" else 1)
+
+            def evaluate_group(trainer, population, key, obs_stats):
+                return trainer._evaluate_on(
+                    trainer.task,
+                    population,
+                    key,
+                    trainer.n_repeats,
+                    obs_stats,
+                    mesh,
+                    split,
+                    layout.pop_chunk,
+                    trainer.uses_descriptors,
+                )
+
+            noise = np.random.default_rng(n_eval)  # stand-in parameters: N(0, 0.1^2)
+            group = jax.tree.map(
+                lambda p: (0.1 * noise.standard_normal((n_eval, *p.shape[1:]))).astype(p.dtype),
+                population,
+            )
+            args = (stand_in["trainer"], group, stand_in["key"], stand_in["obs_stats"])
+            return *lower(evaluate_group, *args), n_eval
+
+        def compile(layout: Layout):
+            groups = dict(options)[layout.devices][-1] // layout.pop_chunk
+            timed = groups_timed(layout.pop_chunk, groups)
+            lowered, inputs, _ = program(layout, timed)
+            time_it = timer(lowered, inputs)
+            return lambda: time_it() * groups / timed
+
+        def start() -> list[int]:
+            stand_in.update(
+                trainer=concrete(self),
+                key=concrete(key),
+                obs_stats=concrete(obs_stats),
+            )
+            platform = jax.devices()[0].platform
+            per_individual = float("inf")
+            if platform == "cpu":
+                devices, chunks = options[-1]  # one device, where there is a choice
+                lowered, _, n_eval = program(Layout(devices, chunks[0]))
+                per_individual = step_bytes(lowered) / n_eval
+            return [start_chunk(chunks, per_individual, platform) for _, chunks in options]
+
+        what = signature(
+            (self.policy, self.task, self.n_repeats, self.init_scale, self.uses_descriptors),
+            (population, key, obs_stats),
+            options,
+        )
+        choice = choose_cached(what, options, compile, start)
+        return meshes[choice.layout.devices], choice
+
+    def chosen_layout(self, state: TrainState) -> Choice:
+        """How :meth:`step` evaluates ``state``'s population: the layout's
+        :class:`~evolax.layout.Choice` (made now if it has not been yet)."""
+        population = jax.eval_shape(self.algorithm.ask, state.key, state.algo_state)[0]
+        stats = state.obs_stats if self.normalize_obs else None
+        return self.layout_choice(population, state.key, stats)[1]
+
+    def with_layout(self, layout: Layout) -> Trainer:
+        """This trainer with ``layout`` set explicitly: ``pop_chunk``, and ``mesh`` (kept
+        where it is a mesh of ``layout.devices`` devices already)."""
+        mesh = self.mesh
+        if not (isinstance(mesh, Mesh) and mesh.shape[POP_AXIS] == layout.devices):
+            available = jax.devices()
+            if layout.devices > len(available):
+                raise ValueError(
+                    f"layout.devices={layout.devices}, but only {len(available)} are available"
+                )
+            mesh = None if layout.devices == 1 else population_mesh(available[: layout.devices])
+        return dataclasses.replace(self, mesh=mesh, pop_chunk=layout.pop_chunk)
+
     def _evaluate_on(
-        self, task, population, key, n_repeats, obs_stats, split, pop_chunk=None, descriptors=False
+        self,
+        task,
+        population,
+        key,
+        n_repeats,
+        obs_stats,
+        mesh,
+        split,
+        pop_chunk=None,
+        descriptors=False,
     ) -> tuple[jax.Array, EvalInfo]:
-        """`evaluate` over the mesh's devices, which split ``split`` (``None``: one device)."""
+        """`evaluate` over ``mesh``'s devices, which split ``split`` (``None``: one device)."""
 
         def run(population, key, obs_stats, axis_name=None):
             return evaluate(
@@ -182,7 +333,7 @@ class Trainer(eqx.Module):
         )
         sharded = jax.shard_map(
             functools.partial(run, axis_name=POP_AXIS),
-            mesh=self.device_mesh,
+            mesh=mesh,
             in_specs=(pop, replicated, replicated),
             out_specs=(pop, info_specs),
             check_vma=False,
@@ -195,13 +346,16 @@ class Trainer(eqx.Module):
         key, policy_key, algo_key = jax.random.split(key, 3)
         x0 = self.policy.init(policy_key, self.task.obs_shape, self.task.action_shape)
         x0 = jax.tree.map(lambda x: x * jnp.asarray(self.init_scale, x.dtype), x0)
-        return TrainState(
+        state = TrainState(
             algo_state=self.algorithm.init(algo_key, x0),
             obs_stats=ObsStats.zeros(self.task.obs_shape),
             key=key,
             generation=jnp.zeros([], jnp.int32),
             env_steps=jnp.zeros([], jnp.float32),
         )
+        population = jax.eval_shape(self.algorithm.ask, key, state.algo_state)[0]
+        mesh, _ = self.layout(population, key, state.obs_stats if self.normalize_obs else None)
+        return _place(state, mesh)
 
     def step(self, state: TrainState) -> tuple[TrainState, Metrics]:
         """One generation. Returns the new state and ``f32[]`` metrics of this generation."""
@@ -209,6 +363,7 @@ class Trainer(eqx.Module):
         key, ask_key, eval_key, tell_key = jax.random.split(state.key, 4)
         population, algo_state = self.algorithm.ask(ask_key, state.algo_state)
         obs_stats = state.obs_stats if self.normalize_obs else None
+        mesh, layout = self.layout(population, eval_key, obs_stats)  # measured once, then cached
         fitness, info = self._evaluate(population, eval_key, obs_stats)
         extra = {name: getattr(info, name) for name in self.algorithm.extra_inputs}
         algo_state, algo_metrics = self.algorithm.tell(
@@ -223,12 +378,15 @@ class Trainer(eqx.Module):
             generation=state.generation + 1,
             env_steps=state.env_steps + steps,
         )
+        new_state = _place(new_state, mesh)
         metrics = {
             "fitness_max": jnp.max(fitness),
             "fitness_mean": jnp.mean(fitness),
             "fitness_min": jnp.min(fitness),
             "fitness_std": jnp.std(fitness),
             "env_steps": steps,
+            "eval_devices": jnp.float32(layout.devices),
+            "pop_chunk": jnp.float32(layout.pop_chunk),
             **algo_metrics,
         }
         return new_state, metrics
@@ -253,11 +411,12 @@ class Trainer(eqx.Module):
         task = self.evaluation_task
         copies = task.n_agents if isinstance(task, MultiAgentTask) else 1
         population = replicate(best, copies)
+        mesh = self._meshes()[0]
         split = None
-        mesh = self.device_mesh
         if mesh is not None:
             split = even_split(copies, n_episodes, mesh.shape[POP_AXIS], copies)
-        _, info = self._evaluate_on(task, population, key, n_episodes, stats, split)
+        mesh = None if split is None else mesh
+        _, info = self._evaluate_on(task, population, key, n_episodes, stats, mesh, split)
         return jnp.mean(info.returns, axis=0)
 
     @property

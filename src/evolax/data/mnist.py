@@ -15,6 +15,7 @@ from typing import cast
 
 import numpy as np
 
+from evolax.cache import cache_dir
 from evolax.data.idx import read_idx
 
 IMAGE_SHAPE = (28, 28)
@@ -88,12 +89,6 @@ class MnistData:
                 )
             object.__setattr__(self, f"{split}_images", images)
             object.__setattr__(self, f"{split}_labels", labels)
-
-
-def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/evolax``, by default ``~/.cache/evolax``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base).expanduser() / "evolax"
 
 
 def search_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:

@@ -1,0 +1,156 @@
+"""Every preset as a library user composes it, with default settings, against the preset's
+tuned evaluation layout: seconds per generation side by side, and what the automatic choice
+costs.
+
+For each preset two worker processes build the preset's `Trainer` (`evolax.config.
+build_trainer`, with JAX given one CPU device per core by `evolax.use_cpu_cores()`):
+
+- `default`: the library's defaults, `mesh="auto"` and `pop_chunk="auto"`: the layout is
+  measured when the state is first made (`evolax.layout`), with an empty cache folder;
+- `tuned`: the layout the presets set by hand at 0.1.0: MNIST on one CPU device one individual
+  at a time, image approximation in groups of 16, everything else the whole population at
+  once over the most devices that split it (as the CLI did).
+
+Each worker reports the time from `Trainer.init` to the end of its first generation (tuning,
+compilation and one generation), the tuning's own seconds, and then seconds per generation
+over alternating timing rounds (`side_by_side.py`). A 100-generation run's wall time is
+estimated as that first-generation time plus 99 median generations. Writes
+`benchmarks/results/default_layout.json` and `.md`.
+
+    python benchmarks/default_layout.py                   # every preset (about 25 minutes)
+    python benchmarks/default_layout.py cartpole_easy mnist
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from side_by_side import serve, time_workers
+
+RESULTS = Path(__file__).parent / "results"
+#: The layouts the presets set by hand at 0.1.0: (CPU devices, pop_chunk); None: as the CLI
+#: did (all devices that split the population, the whole of each device's share at once).
+TUNED = {"mnist": (1, 1), "image_approximation": (None, 16)}
+#: Generations per timing round and rounds, per preset (cheap presets: more).
+ROUNDS = {
+    "cartpole_easy": (10, 3),
+    "cartpole_hard": (10, 3),
+    "image_approximation": (10, 3),
+    "mnist": (2, 2),
+    "waterworld": (1, 2),
+    "waterworld_ma": (2, 2),
+    "ant": (1, 2),
+    "seq2seq": (1, 1),
+}
+
+
+def worker(preset: str, mode: str) -> None:
+    import evolax
+
+    devices = TUNED.get(preset, (None, None))[0] if mode == "tuned" else None
+    evolax.use_cpu_cores(devices)
+    import jax
+
+    from evolax.config import build_trainer, resolve
+    from evolax.layout import Layout
+    from evolax.sharding import default_mesh
+    from side_by_side import evolax_timer
+
+    config = resolve(preset, {})
+    trainer = build_trainer(config)
+    if mode == "tuned":
+        mesh = default_mesh(trainer.algorithm.pop_size, trainer.n_repeats, trainer._group)
+        n_devices = 1 if mesh is None else mesh.size
+        local = trainer.algorithm.pop_size // n_devices if trainer.split == "pop" else None
+        chunk = TUNED.get(preset, (None, None))[1] or local or trainer.algorithm.pop_size
+        trainer = trainer.with_layout(Layout(n_devices, chunk))
+    start = time.perf_counter()
+    state = trainer.init(jax.random.key(config["seed"]))
+    choice = trainer.chosen_layout(state)
+
+    def info() -> dict:  # after serve's first (compiling) generation
+        return {
+            "first_generation_s": time.perf_counter() - start,
+            "tuning_s": choice.tuning_seconds,
+            "layout": [choice.layout.devices, choice.layout.pop_chunk],
+            "source": choice.source,
+            "candidates": [[c.devices, c.pop_chunk, s] for c, s in choice.timings],
+        }
+
+    serve(evolax_timer(trainer, state), info)
+
+
+def measure(preset: str) -> dict:
+    generations, rounds = ROUNDS.get(preset, (2, 2))
+    infos: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as cache:  # the default measures: nothing cached
+        os.environ["XDG_CACHE_HOME"] = cache
+        os.environ.pop("EVOLAX_MEASURE_LAYOUT", None)
+        workers = {mode: ["--worker", preset, mode] for mode in ("tuned", "default")}
+        times = time_workers(__file__, workers, generations, rounds, infos)
+    per_gen = {mode: statistics.median(t) for mode, t in times.items()}
+    wall = {m: infos[m]["first_generation_s"] + 99 * per_gen[m] for m in per_gen}
+    return {
+        "preset": preset,
+        "seconds_per_generation": per_gen,
+        "all_rounds": times,
+        "default_over_tuned": per_gen["default"] / per_gen["tuned"],
+        "wall_100_generations_s": wall,
+        "tuning_share_of_100_generations": infos["default"]["tuning_s"] / wall["default"],
+        "workers": infos,
+        "generations_per_round": generations,
+    }
+
+
+def table(rows: list[dict]) -> str:
+    lines = [
+        "| preset | tuned layout | s/gen | default layout (chosen) | s/gen | default / tuned "
+        "| tuning s | 100-gen run s | tuning share |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        tuned, default = row["workers"]["tuned"], row["workers"]["default"]
+        per_gen, wall = row["seconds_per_generation"], row["wall_100_generations_s"]
+        lines.append(
+            f"| {row['preset']} | {tuned['layout'][0]} dev x {tuned['layout'][1]} "
+            f"| {per_gen['tuned']:.3f} | {default['layout'][0]} dev x {default['layout'][1]} "
+            f"| {per_gen['default']:.3f} | {row['default_over_tuned']:.2f} "
+            f"| {default['tuning_s']:.1f} | {wall['default']:.0f} "
+            f"| {100 * row['tuning_share_of_100_generations']:.1f}% |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("presets", nargs="*", help="presets to measure (default: all)")
+    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(*args.worker)
+    from evolax.config import PRESETS
+
+    rows = [measure(preset) for preset in args.presets or list(PRESETS)]
+    RESULTS.mkdir(exist_ok=True)
+    result = {
+        "benchmark": "default_layout",
+        "rows": rows,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "python": sys.version.split()[0],
+    }
+    (RESULTS / "default_layout.json").write_text(json.dumps(result, indent=2))
+    markdown = table(rows)
+    (RESULTS / "default_layout.md").write_text(markdown + "\n")
+    print(markdown)
+
+
+if __name__ == "__main__":
+    main()

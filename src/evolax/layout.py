@@ -1,0 +1,292 @@
+"""How a population's evaluation is laid out: over how many devices, and in groups of how
+many individuals one after another. :func:`choose` picks the fastest layout by compiling a few
+candidates and timing them, within a budget, once per shape."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.metadata
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import equinox as eqx
+import jax
+import numpy as np
+
+from evolax.cache import cache_dir
+
+#: The tuning budget, in generations: no new round of candidates starts once tuning has cost
+#: this many estimated generations of the best layout so far (10% of a 100-generation run).
+BUDGET_GENERATIONS = 10.0
+#: On a CPU the search starts at the largest group whose one step reads at most this many
+#: bytes (XLA's cost analysis); on accelerators it starts at the whole population.
+START_BYTES = 2**27
+#: A candidate's program evaluates groups of at least this many individuals in all, one group
+#: after another, so that what a call costs besides its groups is spread over several.
+MIN_INDIVIDUALS = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """Where and in which groups a population is evaluated.
+
+    Attributes:
+        devices: devices sharing the evaluation (``1``: no sharding).
+        pop_chunk: individuals evaluated at once on each device.
+    """
+
+    devices: int
+    pop_chunk: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """The layout :func:`choose` picked and what it cost to pick.
+
+    Attributes:
+        layout: the fastest layout measured.
+        seconds: its estimated evaluation time per generation.
+        tuning_seconds: wall time spent compiling and timing candidates.
+        timings: every candidate measured, with its estimated time per generation.
+        source: ``"measured"``, ``"cache"`` (an earlier process's choice),
+            ``"unmeasured"`` (the most devices, whole shares) or ``"explicit"`` (set by the user).
+    """
+
+    layout: Layout
+    seconds: float
+    tuning_seconds: float
+    timings: tuple[tuple[Layout, float], ...]
+    source: str = "measured"
+
+
+def chunk_candidates(units: int, group: int = 1) -> list[int]:
+    """Group sizes (in individuals) to try for ``units`` environments of ``group`` individuals
+    on one device: the largest divisors of ``units`` up to 1, 4, 16, ... environments, and all."""
+    sizes, target = set(), 1
+    while target < units:
+        sizes.add(max(d for d in range(1, target + 1) if units % d == 0))
+        target *= 4
+    sizes.add(units)
+    return [s * group for s in sorted(sizes)]
+
+
+def groups_timed(chunk: int, groups: int) -> int:
+    """How many of a device's ``groups`` groups of ``chunk`` individuals a candidate's program
+    evaluates: enough for :data:`MIN_INDIVIDUALS` individuals, at least one, at most all."""
+    return max(1, min(groups, MIN_INDIVIDUALS // chunk))
+
+
+def start_chunk(chunks: Sequence[int], step_bytes: float, platform: str) -> int:
+    """Where the search over ``chunks`` (increasing group sizes) starts: the whole population
+    on an accelerator; on a CPU the largest group whose step reads at most
+    :data:`START_BYTES`, given ``step_bytes`` per individual."""
+    if platform != "cpu":
+        return len(chunks) - 1
+    fits = [i for i, c in enumerate(chunks) if c * step_bytes <= START_BYTES]
+    return max(fits, default=0)
+
+
+def choose(
+    compile: Callable[[Layout], Callable[[], float]],
+    options: Sequence[tuple[int, Sequence[int]]],
+    start: Sequence[int],
+    budget_generations: float = BUDGET_GENERATIONS,
+) -> Choice:
+    """The fastest layout found by a local search that measures as few candidates as it can.
+
+    The first round measures, for every device count, the group size at index ``start[i]``
+    of its ``chunks``; each further round measures the unmeasured neighbours of the best
+    layout so far (the next smaller and larger group on its devices, and the same group on
+    the other device counts), until none is left or tuning has cost ``budget_generations``
+    generations of the best layout. A round's candidates compile in
+    parallel threads and are timed one after another.
+
+    Args:
+        compile: compiles a layout's program, returning a function that runs it and returns
+            the estimated evaluation seconds per generation.
+        options: per device count, its group sizes in increasing order.
+        start: per option, the index of the group size the search starts at.
+        budget_generations: see above.
+
+    Returns:
+        the :class:`Choice`.
+    """
+    begin = time.perf_counter()
+    chunks = {devices: list(sizes) for devices, sizes in options}
+    timings: dict[Layout, float] = {}
+    frontier = [Layout(d, list(cs)[i]) for (d, cs), i in zip(options, start, strict=True)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        while frontier:
+            timers = list(pool.map(compile, frontier))
+            for layout, time_it in zip(frontier, timers, strict=True):
+                timings[layout] = time_it()
+            best = min(timings, key=timings.__getitem__)
+            if time.perf_counter() - begin > budget_generations * timings[best]:
+                break
+            sizes = chunks[best.devices]
+            i = sizes.index(best.pop_chunk)
+            near = [Layout(best.devices, sizes[j]) for j in (i - 1, i + 1) if 0 <= j < len(sizes)]
+            near += [Layout(d, best.pop_chunk) for d in chunks if best.pop_chunk in chunks[d]]
+            frontier = [layout for layout in near if layout not in timings]
+    best = min(timings, key=timings.__getitem__)
+    return Choice(
+        layout=best,
+        seconds=timings[best],
+        tuning_seconds=time.perf_counter() - begin,
+        timings=tuple(timings.items()),
+    )
+
+
+_CHOICES: dict[str, Choice] = {}
+CACHE_FILE = "layouts.json"
+#: Set to ``0`` to take the most devices and whole shares unmeasured (as several processes do).
+MEASURE_ENV = "EVOLAX_MEASURE_LAYOUT"
+
+
+def choose_cached(
+    signature: str,
+    options: Sequence[tuple[int, Sequence[int]]],
+    compile: Callable[[Layout], Callable[[], float]],
+    start: Callable[[], Sequence[int]],
+) -> Choice:
+    """:func:`choose`, measured once per ``signature`` on this machine.
+
+    A choice is kept for the process and in ``layouts.json`` in the cache folder
+    (:func:`evolax.cache.cache_dir`), so later runs of the same shapes on this machine reuse
+    it at no cost and, since the layout can change results in the last bits, repeat them
+    exactly. In a run of several processes nothing is measured (their programs must agree),
+    nor where the environment variable ``EVOLAX_MEASURE_LAYOUT`` is ``0``: the first option
+    (the most devices) is taken with each device's whole share at once. ``start`` gives the
+    search's first group sizes.
+    """
+    if signature in _CHOICES:
+        return _CHOICES[signature]
+    if jax.process_count() > 1 or os.environ.get(MEASURE_ENV) == "0":
+        devices, chunks = options[0]  # the most devices, each's whole share at once
+        return Choice(Layout(devices, chunks[-1]), float("nan"), 0.0, (), source="unmeasured")
+    known = {(d, c) for d, chunks in options for c in chunks}
+    stored = _read_store().get(signature)
+    if stored is not None and (stored["devices"], stored["pop_chunk"]) in known:
+        layout = Layout(stored["devices"], stored["pop_chunk"])
+        choice = Choice(layout, stored["seconds"], 0.0, (), source="cache")
+    else:
+
+        def measure() -> Choice:
+            begin = time.perf_counter()
+            first = start()
+            measured = choose(compile, options, first)
+            _write_store(signature, measured)  # the cost includes making the stand-ins
+            return dataclasses.replace(measured, tuning_seconds=time.perf_counter() - begin)
+
+        # in a thread of its own, outside any trace of the caller's: measurements run now
+        with ThreadPoolExecutor(max_workers=1) as thread:
+            choice = thread.submit(measure).result()
+    _CHOICES[signature] = choice
+    return choice
+
+
+def _store_path() -> Path:
+    return cache_dir() / CACHE_FILE
+
+
+def _read_store() -> dict[str, Any]:
+    try:
+        return json.loads(_store_path().read_text())
+    except (OSError, ValueError):  # none yet, or unreadable: measure again
+        return {}
+
+
+def _write_store(signature: str, choice: Choice) -> None:
+    """Add ``choice`` to the cache file (atomically; a read-only cache is skipped)."""
+    path = _store_path()
+    entry = {**dataclasses.asdict(choice.layout), "seconds": choice.seconds}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = {**_read_store(), signature: entry}
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as file:
+            json.dump(store, file)
+        os.replace(file.name, path)
+    except OSError:
+        pass
+
+
+def choices() -> list[Choice]:
+    """The layouts chosen in this process so far, oldest first, with what each cost."""
+    return list(_CHOICES.values())
+
+
+def signature(*trees: Any) -> str:
+    """What a layout choice depends on in ``trees`` (their structure, static fields included,
+    and their arrays' shapes and dtypes) and the machine's devices and versions, as a hash
+    that is the same in every process."""
+    leaves, treedef = jax.tree.flatten(trees)
+    avals = [(tuple(x.shape), str(x.dtype)) if hasattr(x, "shape") else x for x in leaves]
+    devices = [(d.platform, d.device_kind, d.process_index) for d in jax.devices()]
+    text = repr((treedef, avals, devices, jax.__version__, _version()))
+    text = re.sub(r" at 0x[0-9a-fA-F]+", "", text)  # addresses of functions and objects
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("evolax")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def concrete(tree: Any) -> Any:
+    """``tree`` with every traced array replaced by zeros of its shape and dtype (PRNG keys:
+    key 0) on the default device, so that it can run while a function holding it is traced."""
+
+    def fill(x):
+        if not isinstance(x, jax.core.Tracer):
+            return x
+        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):  # keys from seed 0
+            keys = jax.random.split(jax.random.key(0, impl=jax.random.key_impl(x)), x.size)
+            return keys.reshape(x.shape)
+        return jax.device_put(np.zeros(x.shape, x.dtype))
+
+    return jax.tree.map(fill, tree)
+
+
+def lower(fn: Callable[..., Any], *args: Any) -> tuple[jax.stages.Lowered, Any]:
+    """``fn(*args)`` lowered for XLA, and the inputs to call it with once compiled: the array
+    leaves of ``args`` (the rest is static)."""
+    dynamic, static = eqx.partition(args, eqx.is_array)
+    return jax.jit(lambda d: fn(*eqx.combine(d, static))).lower(dynamic), dynamic
+
+
+def step_bytes(lowered: jax.stages.Lowered) -> float:
+    """Bytes one run of ``lowered`` reads and writes (loops counted once), by XLA's cost
+    analysis; ``inf`` where that is unavailable."""
+    try:
+        return float(lowered.cost_analysis()["bytes accessed"])  # type: ignore[index]
+    except Exception:  # cost analysis is best effort: the search then starts at the bottom
+        return float("inf")
+
+
+def timer(lowered: jax.stages.Lowered, inputs: Any) -> Callable[[], float]:
+    """Compiles ``lowered``; the function returned times a call on ``inputs``, in seconds:
+    after a first call that warms up, the faster of two (a slow first call counts alone)."""
+    compiled = lowered.compile()
+
+    def call() -> float:
+        begin = time.perf_counter()
+        jax.block_until_ready(compiled(inputs))
+        return time.perf_counter() - begin
+
+    def time_it() -> float:
+        first = call()
+        if first > 0.05:
+            return first
+        return min(call(), call())
+
+    return time_it

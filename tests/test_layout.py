@@ -1,0 +1,134 @@
+"""The automatic evaluation layout: the search, its cache, and a trainer that measures."""
+
+import json
+
+import equinox as eqx
+import jax
+import numpy as np
+import pytest
+
+from evolax import MLP, PGPE, CartPoleSwingUp, Trainer, layout
+from evolax.layout import Choice, Layout, choose, chunk_candidates, groups_timed, start_chunk
+from evolax.runner import train
+
+
+def test_chunk_candidates_are_divisors_near_powers_of_four():
+    assert chunk_candidates(64) == [1, 4, 16, 64]
+    assert chunk_candidates(6) == [1, 3, 6]
+    assert chunk_candidates(1) == [1]
+    assert chunk_candidates(100) == [1, 4, 10, 50, 100]
+    assert chunk_candidates(4, group=16) == [16, 64]  # whole environments of 16 agents
+    assert groups_timed(1, 64) == 8 and groups_timed(4, 16) == 2 and groups_timed(16, 4) == 1
+    assert groups_timed(1, 3) == 3  # never more groups than a device has
+
+
+def test_start_chunk_reads_the_cost_model_on_cpu_only():
+    chunks = [1, 4, 16, 64]
+    assert start_chunk(chunks, 2**20, "cpu") == 3  # 64 MiB for all: the whole population
+    assert start_chunk(chunks, 2**24, "cpu") == 1  # 16 MiB each: groups of 4
+    assert start_chunk(chunks, 2**30, "cpu") == 0
+    assert start_chunk(chunks, float("inf"), "cpu") == 0
+    assert start_chunk(chunks, 2**30, "gpu") == 3  # accelerators start at the whole population
+
+
+def _search(cost, options, start, budget=1e9):
+    measured = []
+
+    def compile(layout):
+        measured.append(layout)
+        return lambda: cost[layout]
+
+    return choose(compile, options, start, budget_generations=budget), measured
+
+
+def test_choose_walks_to_the_fastest_group_and_compares_device_counts():
+    options = [(2, [1, 4, 16, 32]), (1, [1, 4, 16, 64])]
+    cost = {
+        **{Layout(2, c): t for c, t in zip([1, 4, 16, 32], [9.0, 5.0, 4.0, 6.0], strict=True)},
+        **{Layout(1, c): t for c, t in zip([1, 4, 16, 64], [8.0, 3.0, 3.5, 7.0], strict=True)},
+    }
+    choice, measured = _search(cost, options, [3, 3])
+    assert choice.layout == Layout(1, 4) and choice.seconds == 3.0
+    assert measured[:2] == [Layout(2, 32), Layout(1, 64)]  # the first round: both starts
+    assert Layout(2, 1) not in measured  # the 2-device option was never the best: not searched
+    assert dict(choice.timings) == {layout: cost[layout] for layout in measured}
+    assert choice.source == "measured"
+
+
+def test_choose_stops_when_the_budget_is_spent():
+    options = [(1, [1, 4, 16, 64])]
+    cost = {Layout(1, c): t for c, t in zip([1, 4, 16, 64], [4.0, 3.0, 2.0, 1.0], strict=True)}
+    choice, measured = _search(cost, options, [0], budget=0.0)
+    assert measured == [Layout(1, 1)] and choice.layout == Layout(1, 1)
+    choice, measured = _search(cost, options, [0])
+    assert choice.layout == Layout(1, 64) and len(measured) == 4
+
+
+def _trainer(**kwargs):
+    return Trainer(
+        algorithm=PGPE(pop_size=16),
+        policy=MLP(hidden_sizes=(8,)),
+        task=CartPoleSwingUp(max_steps=50),
+        n_repeats=2,
+        **kwargs,
+    )
+
+
+@pytest.fixture
+def measuring(monkeypatch, tmp_path):
+    """Layouts measured as for a user: no switch off, an empty cache file, no process cache."""
+    monkeypatch.delenv(layout.MEASURE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(layout, "_CHOICES", {})
+    return tmp_path / "evolax" / layout.CACHE_FILE
+
+
+def test_trainer_measures_its_layout_records_it_and_reuses_it(measuring):
+    trainer = _trainer()
+    state = trainer.init(jax.random.key(0))
+    choice = trainer.chosen_layout(state)
+    assert choice.source == "measured" and choice.timings and choice.tuning_seconds > 0
+    assert choice.layout.devices == 1 and choice.layout.pop_chunk in chunk_candidates(16)
+    _, history = eqx.filter_jit(lambda t, s: t.run(s, 2))(trainer, state)
+    np.testing.assert_array_equal(history["pop_chunk"], choice.layout.pop_chunk)
+    np.testing.assert_array_equal(history["eval_devices"], 1)
+    # the same fitness as the whole population at once (groups change only the last bits)
+    whole = _trainer(pop_chunk=None)
+    _, reference = eqx.filter_jit(lambda t, s: t.run(s, 2))(whole, state)
+    np.testing.assert_allclose(history["fitness_mean"], reference["fitness_mean"], rtol=1e-5)
+
+    stored = json.loads(measuring.read_text())
+    assert [entry["pop_chunk"] for entry in stored.values()] == [choice.layout.pop_chunk]
+    layout._CHOICES.clear()  # as a new process: the cache file answers, for free
+    again = trainer.chosen_layout(trainer.init(jax.random.key(1)))
+    assert again.source == "cache" and again.layout == choice.layout
+    assert again.tuning_seconds == 0.0
+
+
+def test_explicit_settings_win_and_are_not_measured(measuring):
+    trainer = _trainer(pop_chunk=4, mesh=None)
+    choice = trainer.chosen_layout(trainer.init(jax.random.key(0)))
+    assert choice == Choice(Layout(1, 4), choice.seconds, 0.0, (), "explicit")
+    assert not measuring.exists()
+
+
+def test_an_unreadable_cache_file_is_measured_again(measuring):
+    measuring.parent.mkdir(parents=True)
+    measuring.write_text("{not json")
+    trainer = _trainer()
+    assert trainer.chosen_layout(trainer.init(jax.random.key(0))).source == "measured"
+    assert len(json.loads(measuring.read_text())) == 1
+
+
+def test_a_run_records_its_layout_and_resumes_with_it(measuring, tmp_path):
+    run_dir = tmp_path / "run"
+    common = dict(log_interval=2, test_interval=2, n_test_episodes=2, progress=False)
+    kept = Layout(1, 8)
+    first = train(_trainer().with_layout(kept), 2, run_dir=run_dir, **common)
+    assert first.summary["layout"] == {"devices": 1, "pop_chunk": 8}
+    assert first.summary["layout_source"] == "explicit"
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert {row["pop_chunk"] for row in rows if row["kind"] == "train"} == {8}
+    # resumed with a trainer laid out otherwise: the run's own layout is kept
+    resumed = train(_trainer(pop_chunk=2), 4, run_dir=run_dir, resume=True, **common)
+    assert resumed.summary["layout"] == {"devices": 1, "pop_chunk": 8}
