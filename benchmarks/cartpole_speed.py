@@ -2,9 +2,10 @@
 
 Both train EvoJAX's published cart-pole configuration from scratch (PGPE pop 64, adam centre
 lr 0.05, std lr 0.1, init std 0.1, MLP [64, 64], 16 repeats, 1000-step episodes) for the same
-number of generations; a generation is ask + evaluate + tell. Compilation is excluded (one
-warm-up generation each). Each library runs in a worker process of its own, and the script
-alternates timing rounds between them so that machine drift hits all of them. Run with
+number of generations, from an all-zero centre (EvoJAX's start); a generation is ask +
+evaluate + tell. Compilation is excluded (one warm-up generation each). Each library runs in
+a worker process of its own, and the script alternates timing rounds between them so that
+machine drift hits all of them. Run with
 `nox -s bench` (installs EvoJAX 0.2.17 beside evolax).
 
 evolax runs as a library user composes it: `evolax.use_cpu_cores()` (one XLA CPU device per
@@ -40,6 +41,7 @@ def evolax_runner(seed: int):
         policy=evolax.MLP(hidden_sizes=HIDDEN),
         task=evolax.CartPoleSwingUp(),
         n_repeats=REPEATS,
+        init_scale=0.0,  # EvoJAX's PGPE starts at an all-zero centre too
     )
     return evolax_timer(trainer, trainer.init(jax.random.key(seed)))
 

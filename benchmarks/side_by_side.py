@@ -83,36 +83,56 @@ def time_workers(
     evolax against another in the same run."""
     elsewhere = elsewhere or {}
     processes = {}
-    for name, args in workers.items():
-        env = dict(os.environ)
-        if name in elsewhere:
-            env["PYTHONPATH"] = str(elsewhere[name] / "src")
-        processes[name] = subprocess.Popen(
-            [sys.executable, script, *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
     try:
-        for name, process in processes.items():
-            word, _, info = process.stdout.readline().strip().partition(" ")
-            if word != "ready":
+        for name, args in workers.items():  # one at a time: warm-ups do not share the cores
+            env = dict(os.environ)
+            if name in elsewhere:
+                env["PYTHONPATH"] = str(elsewhere[name] / "src")
+            process = processes[name] = subprocess.Popen(
+                [sys.executable, script, *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            line = _reply(process, lambda line: line.startswith("ready"))
+            if line is None:
+                process.stdin.close()
                 raise RuntimeError(f"{name} worker failed to start (exit {process.wait()})")
             if infos is not None:
-                infos[name] = json.loads(info)
+                infos[name] = json.loads(line.partition(" ")[2] or "{}")
         times: dict[str, list[float]] = {name: [] for name in workers}
         for _ in range(rounds):
             for name, process in processes.items():
                 process.stdin.write(f"{generations}\n")
                 process.stdin.flush()
-                times[name].append(float(process.stdout.readline()))
+                line = _reply(process, _is_number)
+                if line is None:
+                    raise RuntimeError(f"{name} worker stopped (exit {process.wait()})")
+                times[name].append(float(line))
     finally:
         for process in processes.values():
             if process.stdin:
                 process.stdin.close()
             process.wait()
     return times
+
+
+def _reply(process: subprocess.Popen, wanted: Callable[[str], bool]) -> str | None:
+    """The worker's next stdout line that is ``wanted`` (libraries may print other lines
+    there, e.g. MuJoCo's import notes); ``None`` at its end."""
+    for line in process.stdout:
+        if wanted(line.strip()):
+            return line.strip()
+    return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def summary(times: dict[str, list[float]]) -> dict[str, float]:

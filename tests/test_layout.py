@@ -25,7 +25,7 @@ def test_chunk_candidates_are_divisors_near_powers_of_four():
 def test_start_chunk_reads_the_cost_model_on_cpu_only():
     chunks = [1, 4, 16, 64]
     assert start_chunk(chunks, 2**20, "cpu") == 3  # 64 MiB for all: the whole population
-    assert start_chunk(chunks, 2**24, "cpu") == 1  # 16 MiB each: groups of 4
+    assert start_chunk(chunks, 2**25, "cpu") == 2  # 32 MiB each: groups of 16 (512 MiB)
     assert start_chunk(chunks, 2**30, "cpu") == 0
     assert start_chunk(chunks, float("inf"), "cpu") == 0
     assert start_chunk(chunks, 2**30, "gpu") == 3  # accelerators start at the whole population
@@ -47,10 +47,11 @@ def test_choose_walks_to_the_fastest_group_and_compares_device_counts():
         **{Layout(2, c): t for c, t in zip([1, 4, 16, 32], [9.0, 5.0, 4.0, 6.0], strict=True)},
         **{Layout(1, c): t for c, t in zip([1, 4, 16, 64], [8.0, 3.0, 3.5, 7.0], strict=True)},
     }
-    choice, measured = _search(cost, options, [3, 3])
+    choice, measured = _search(cost, options, 3)
     assert choice.layout == Layout(1, 4) and choice.seconds == 3.0
-    assert measured[:2] == [Layout(2, 32), Layout(1, 64)]  # the first round: both starts
-    assert Layout(2, 1) not in measured  # the 2-device option was never the best: not searched
+    # from the first option's start, down its groups, across at 16, down the other's
+    path = [(2, 32), (2, 16), (2, 4), (1, 16), (1, 4), (1, 64), (1, 1)]
+    assert measured == [Layout(*step) for step in path]
     assert dict(choice.timings) == {layout: cost[layout] for layout in measured}
     assert choice.source == "measured"
 
@@ -58,9 +59,9 @@ def test_choose_walks_to_the_fastest_group_and_compares_device_counts():
 def test_choose_stops_when_the_budget_is_spent():
     options = [(1, [1, 4, 16, 64])]
     cost = {Layout(1, c): t for c, t in zip([1, 4, 16, 64], [4.0, 3.0, 2.0, 1.0], strict=True)}
-    choice, measured = _search(cost, options, [0], budget=0.0)
+    choice, measured = _search(cost, options, 0, budget=0.0)
     assert measured == [Layout(1, 1)] and choice.layout == Layout(1, 1)
-    choice, measured = _search(cost, options, [0])
+    choice, measured = _search(cost, options, 0)
     assert choice.layout == Layout(1, 64) and len(measured) == 4
 
 
@@ -132,3 +133,18 @@ def test_a_run_records_its_layout_and_resumes_with_it(measuring, tmp_path):
     # resumed with a trainer laid out otherwise: the run's own layout is kept
     resumed = train(_trainer(pop_chunk=2), 4, run_dir=run_dir, resume=True, **common)
     assert resumed.summary["layout"] == {"devices": 1, "pop_chunk": 8}
+
+
+@pytest.mark.parametrize("chunk", ["fast", 0, -4, 2.0, True])
+def test_bad_pop_chunk_is_refused_at_construction(chunk):
+    with pytest.raises(ValueError, match="pop_chunk must be a positive integer, None or 'auto'"):
+        _trainer(pop_chunk=chunk)
+
+
+def test_a_program_too_big_to_measure_takes_the_cost_models_start(measuring, monkeypatch):
+    monkeypatch.setattr("evolax.trainer.MAX_LOWERING_SECONDS", 0.0)  # every program is "big"
+    trainer = _trainer()
+    choice = trainer.chosen_layout(trainer.init(jax.random.key(0)))
+    assert choice.source == "cost model" and choice.timings == ()
+    assert choice.layout == Layout(1, 16)  # a small step: the whole population at once
+    assert len(json.loads(measuring.read_text())) == 1  # kept, so later runs agree

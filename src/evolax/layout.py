@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import importlib.metadata
 import json
+import math
 import os
 import re
 import tempfile
@@ -23,12 +24,23 @@ import numpy as np
 
 from evolax.cache import cache_dir
 
-#: The tuning budget, in generations: no new round of candidates starts once tuning has cost
-#: this many estimated generations of the best layout so far (10% of a 100-generation run).
-BUDGET_GENERATIONS = 10.0
+#: The tuning budget, in generations: no new round of candidates starts where it would take
+#: tuning past this many estimated generations of the best layout so far. Half of 10% of a
+#: 100-generation run, since the estimates (stand-in individuals, one call) run high.
+BUDGET_GENERATIONS = 5.0
 #: On a CPU the search starts at the largest group whose one step reads at most this many
-#: bytes (XLA's cost analysis); on accelerators it starts at the whole population.
-START_BYTES = 2**27
+#: bytes (XLA's cost analysis); on accelerators it starts at the whole population. Set from
+#: the presets on 2 cores: the best groups read 15 MB (cart-pole), 300 MB (painting) and
+#: 6 GB for one (MNIST).
+START_BYTES = 2**29
+#: Where lowering the starting program takes longer than this, nothing is measured: such a
+#: program (a Brax physics step, say) takes tens of seconds to compile, several times its
+#: lowering, so a candidate costs more than a short run could gain; the cost model's start is
+#: taken.
+MAX_LOWERING_SECONDS = 2.0
+#: A candidate within this factor of the best so far is timed again (its faster call counts);
+#: slower ones count with their first call, which includes warming up.
+CLOSE = 1.5
 #: A candidate's program evaluates groups of at least this many individuals in all, one group
 #: after another, so that what a call costs besides its groups is spread over several.
 MIN_INDIVIDUALS = 8
@@ -56,8 +68,9 @@ class Choice:
         seconds: its estimated evaluation time per generation.
         tuning_seconds: wall time spent compiling and timing candidates.
         timings: every candidate measured, with its estimated time per generation.
-        source: ``"measured"``, ``"cache"`` (an earlier process's choice),
-            ``"unmeasured"`` (the most devices, whole shares) or ``"explicit"`` (set by the user).
+        source: ``"measured"``, ``"cost model"`` (its start, where measuring costs too
+            much), ``"cache"`` (an earlier process's choice), ``"unmeasured"`` (the most
+            devices, whole shares) or ``"explicit"`` (set by the user).
     """
 
     layout: Layout
@@ -97,23 +110,25 @@ def start_chunk(chunks: Sequence[int], step_bytes: float, platform: str) -> int:
 def choose(
     compile: Callable[[Layout], Callable[[], float]],
     options: Sequence[tuple[int, Sequence[int]]],
-    start: Sequence[int],
+    start: int,
     budget_generations: float = BUDGET_GENERATIONS,
 ) -> Choice:
     """The fastest layout found by a local search that measures as few candidates as it can.
 
-    The first round measures, for every device count, the group size at index ``start[i]``
-    of its ``chunks``; each further round measures the unmeasured neighbours of the best
-    layout so far (the next smaller and larger group on its devices, and the same group on
-    the other device counts), until none is left or tuning has cost ``budget_generations``
-    generations of the best layout. A round's candidates compile in
-    parallel threads and are timed one after another.
+    The search starts at the group size ``chunks[start]`` of the first option; each further
+    round measures the unmeasured neighbours of the best layout so far (the next smaller and
+    larger group on its devices, and the same group on the other device counts), until none
+    is left or the next round would take tuning past ``budget_generations`` generations of
+    the best layout (a round costing what the rounds so far cost per candidate, times the
+    threads). A round's candidates compile in parallel threads and are timed one after
+    another: a first call each, and one more for those within :data:`CLOSE` of the best.
 
     Args:
-        compile: compiles a layout's program, returning a function that runs it and returns
-            the estimated evaluation seconds per generation.
-        options: per device count, its group sizes in increasing order.
-        start: per option, the index of the group size the search starts at.
+        compile: compiles a layout's program, returning a function that runs it once and
+            returns the estimated evaluation seconds per generation.
+        options: per device count, its group sizes in increasing order; the first is where
+            the search starts.
+        start: the index of the first group size measured, in the first option's.
         budget_generations: see above.
 
     Returns:
@@ -122,14 +137,21 @@ def choose(
     begin = time.perf_counter()
     chunks = {devices: list(sizes) for devices, sizes in options}
     timings: dict[Layout, float] = {}
-    frontier = [Layout(d, list(cs)[i]) for (d, cs), i in zip(options, start, strict=True)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    devices, sizes = options[0]
+    frontier = [Layout(devices, list(sizes)[start])]
+    workers = os.cpu_count() or 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         while frontier:
             timers = list(pool.map(compile, frontier))
-            for layout, time_it in zip(frontier, timers, strict=True):
-                timings[layout] = time_it()
+            for layout, run in zip(frontier, timers, strict=True):
+                seconds = run()
+                if not timings or seconds <= CLOSE * min(timings.values()):
+                    seconds = min(seconds, run())
+                timings[layout] = seconds
             best = min(timings, key=timings.__getitem__)
-            if time.perf_counter() - begin > budget_generations * timings[best]:
+            spent = time.perf_counter() - begin
+            per_round = spent / len(timings) * workers  # a round of `workers` candidates
+            if spent + per_round > budget_generations * timings[best]:
                 break
             sizes = chunks[best.devices]
             i = sizes.index(best.pop_chunk)
@@ -155,7 +177,7 @@ def choose_cached(
     signature: str,
     options: Sequence[tuple[int, Sequence[int]]],
     compile: Callable[[Layout], Callable[[], float]],
-    start: Callable[[], Sequence[int]],
+    start: Callable[[], tuple[int, bool]],
 ) -> Choice:
     """:func:`choose`, measured once per ``signature`` on this machine.
 
@@ -165,11 +187,12 @@ def choose_cached(
     exactly. In a run of several processes nothing is measured (their programs must agree),
     nor where the environment variable ``EVOLAX_MEASURE_LAYOUT`` is ``0``: the first option
     (the most devices) is taken with each device's whole share at once. ``start`` gives the
-    search's first group sizes.
+    index of the first option's group size the search starts at, and whether measuring is
+    worth its cost (if not, that start is taken: ``source="cost model"``).
     """
     if signature in _CHOICES:
         return _CHOICES[signature]
-    if jax.process_count() > 1 or os.environ.get(MEASURE_ENV) == "0":
+    if not measuring():
         devices, chunks = options[0]  # the most devices, each's whole share at once
         return Choice(Layout(devices, chunks[-1]), float("nan"), 0.0, (), source="unmeasured")
     known = {(d, c) for d, chunks in options for c in chunks}
@@ -181,7 +204,13 @@ def choose_cached(
 
         def measure() -> Choice:
             begin = time.perf_counter()
-            first = start()
+            first, worth = start()
+            if not worth:
+                devices, chunks = options[0]
+                layout = Layout(devices, list(chunks)[first])
+                guess = Choice(layout, math.nan, time.perf_counter() - begin, (), "cost model")
+                _write_store(signature, guess)
+                return guess
             measured = choose(compile, options, first)
             _write_store(signature, measured)  # the cost includes making the stand-ins
             return dataclasses.replace(measured, tuning_seconds=time.perf_counter() - begin)
@@ -191,6 +220,11 @@ def choose_cached(
             choice = thread.submit(measure).result()
     _CHOICES[signature] = choice
     return choice
+
+
+def measuring() -> bool:
+    """Whether layouts are measured here: one process, ``EVOLAX_MEASURE_LAYOUT`` not ``0``."""
+    return jax.process_count() == 1 and os.environ.get(MEASURE_ENV) != "0"
 
 
 def _store_path() -> Path:
@@ -274,8 +308,7 @@ def step_bytes(lowered: jax.stages.Lowered) -> float:
 
 
 def timer(lowered: jax.stages.Lowered, inputs: Any) -> Callable[[], float]:
-    """Compiles ``lowered``; the function returned times a call on ``inputs``, in seconds:
-    after a first call that warms up, the faster of two (a slow first call counts alone)."""
+    """Compiles ``lowered``; the function returned times one call on ``inputs``, in seconds."""
     compiled = lowered.compile()
 
     def call() -> float:
@@ -283,10 +316,4 @@ def timer(lowered: jax.stages.Lowered, inputs: Any) -> Callable[[], float]:
         jax.block_until_ready(compiled(inputs))
         return time.perf_counter() - begin
 
-    def time_it() -> float:
-        first = call()
-        if first > 0.05:
-            return first
-        return min(call(), call())
-
-    return time_it
+    return call

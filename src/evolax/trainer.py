@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import time
 from typing import Any, cast
 
 import chex
@@ -18,6 +19,7 @@ from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import Algorithm
 from evolax.layout import (
+    MAX_LOWERING_SECONDS,
     Choice,
     Layout,
     choose_cached,
@@ -25,6 +27,7 @@ from evolax.layout import (
     concrete,
     groups_timed,
     lower,
+    measuring,
     signature,
     start_chunk,
     step_bytes,
@@ -124,8 +127,12 @@ class Trainer(eqx.Module):
                 raise ValueError(f"mesh must have a {POP_AXIS!r} axis, got {self.mesh.axis_names}")
             # raises when neither the population nor the episodes split evenly
             split_axis(self.algorithm.pop_size, self.n_repeats, self.mesh.size, self._group)
-        if self.pop_chunk != "auto" and self.pop_chunk is not None:
-            check_positive_int("pop_chunk", self.pop_chunk)
+        chunk = self.pop_chunk
+        if chunk != "auto" and chunk is not None:
+            if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk <= 0:
+                raise ValueError(
+                    f"pop_chunk must be a positive integer, None or 'auto', got {chunk!r}"
+                )
         unknown = set(self.algorithm.extra_inputs) - {"descriptors"}
         if unknown:
             raise ValueError(
@@ -190,10 +197,11 @@ class Trainer(eqx.Module):
         mesh, choice = self.layout_choice(population, key, obs_stats)
         return mesh, choice.layout
 
-    def layout_choice(self, population, key, obs_stats) -> tuple[Mesh | None, Choice]:
-        """The mesh and :class:`~evolax.layout.Layout` the population is evaluated with: the
-        explicit settings, else the fastest candidates measured at trace time
-        (:func:`evolax.layout.choose_cached`)."""
+    def layout_choice(self, population, key, obs_stats, centre=None) -> tuple[Mesh | None, Choice]:
+        """The mesh and :class:`~evolax.layout.Choice` the population is evaluated with: the
+        explicit settings, else the fastest candidates measured (now, or once per shape:
+        :func:`evolax.layout.choose_cached`) on stand-in individuals around ``centre`` (one
+        genome; default zero)."""
         pop_size = self.algorithm.pop_size
         options, meshes = [], {}
         for mesh in self._meshes():
@@ -209,9 +217,15 @@ class Trainer(eqx.Module):
         if len(options) == 1 and len(options[0][1]) == 1:
             devices, (chunk,) = options[0]
             return meshes[devices], Choice(Layout(devices, chunk), math.nan, 0.0, (), "explicit")
+        if not measuring():  # the most devices, each's whole share (as choose_cached would)
+            devices, chunks = options[0]
+            return meshes[devices], Choice(
+                Layout(devices, chunks[-1]), math.nan, 0.0, (), "unmeasured"
+            )
 
         stand_in: dict[str, Any] = {}  # concrete inputs, made once `start` runs
 
+        @functools.cache
         def program(layout: Layout, groups: int = 1):
             """The evaluation of ``groups`` groups per device on ``layout``'s devices, lowered,
             its inputs and how many individuals it evaluates."""
@@ -232,9 +246,12 @@ class Trainer(eqx.Module):
                     trainer.uses_descriptors,
                 )
 
-            noise = np.random.default_rng(n_eval)  # stand-in parameters: N(0, 0.1^2)
+            noise = np.random.default_rng(n_eval)  # stand-in parameters: N(centre, 0.1^2)
             group = jax.tree.map(
-                lambda p: (0.1 * noise.standard_normal((n_eval, *p.shape[1:]))).astype(p.dtype),
+                lambda c, p: (c + 0.1 * noise.standard_normal((n_eval, *p.shape[1:]))).astype(
+                    p.dtype
+                ),
+                stand_in["centre"],
                 population,
             )
             args = (stand_in["trainer"], group, stand_in["key"], stand_in["obs_stats"])
@@ -247,19 +264,27 @@ class Trainer(eqx.Module):
             time_it = timer(lowered, inputs)
             return lambda: time_it() * groups / timed
 
-        def start() -> list[int]:
+        def start() -> tuple[int, bool]:
+            if centre is None:
+                middle = jax.tree.map(lambda p: np.zeros(p.shape[1:]), population)
+            else:  # traced parameters become zeros
+                middle = jax.tree.map(np.asarray, concrete(centre))
             stand_in.update(
                 trainer=concrete(self),
                 key=concrete(key),
                 obs_stats=concrete(obs_stats),
+                centre=middle,
             )
             platform = jax.devices()[0].platform
-            per_individual = float("inf")
-            if platform == "cpu":
-                devices, chunks = options[-1]  # one device, where there is a choice
-                lowered, _, n_eval = program(Layout(devices, chunks[0]))
-                per_individual = step_bytes(lowered) / n_eval
-            return [start_chunk(chunks, per_individual, platform) for _, chunks in options]
+            devices, chunks = options[0]
+            # the whole share's program (the search's likely start): its size, bytes per
+            # individual by XLA's cost analysis
+            begin = time.perf_counter()
+            lowered, _, n_eval = program(Layout(devices, chunks[-1]), 1)
+            worth = time.perf_counter() - begin <= MAX_LOWERING_SECONDS
+            if platform != "cpu":
+                return len(chunks) - 1, worth
+            return start_chunk(chunks, step_bytes(lowered) / n_eval, platform), worth
 
         what = signature(
             (self.policy, self.task, self.n_repeats, self.init_scale, self.uses_descriptors),
@@ -353,8 +378,11 @@ class Trainer(eqx.Module):
             generation=jnp.zeros([], jnp.int32),
             env_steps=jnp.zeros([], jnp.float32),
         )
-        population = jax.eval_shape(self.algorithm.ask, key, state.algo_state)[0]
-        mesh, _ = self.layout(population, key, state.obs_stats if self.normalize_obs else None)
+        mesh = self._meshes()[0]
+        if self.mesh == "auto" and measuring():  # chosen now, around the initial parameters
+            population = jax.eval_shape(self.algorithm.ask, key, state.algo_state)[0]
+            stats = state.obs_stats if self.normalize_obs else None
+            mesh, _ = self.layout_choice(population, key, stats, centre=x0)
         return _place(state, mesh)
 
     def step(self, state: TrainState) -> tuple[TrainState, Metrics]:
