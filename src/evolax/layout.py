@@ -174,12 +174,13 @@ MEASURE_ENV = "EVOLAX_MEASURE_LAYOUT"
 
 
 def choose_cached(
-    signature: str,
+    signature: Callable[[], str],
     options: Sequence[tuple[int, Sequence[int]]],
     compile: Callable[[Layout], Callable[[], float]],
     start: Callable[[], tuple[int, bool]],
 ) -> Choice:
-    """:func:`choose`, measured once per ``signature`` on this machine.
+    """:func:`choose`, measured once per ``signature()`` (called only where layouts are
+    measured, see :func:`measuring`) on this machine.
 
     A choice is kept for the process and in ``layouts.json`` in the cache folder
     (:func:`evolax.cache.cache_dir`), so later runs of the same shapes on this machine reuse
@@ -190,13 +191,14 @@ def choose_cached(
     index of the first option's group size the search starts at, and whether measuring is
     worth its cost (if not, that start is taken: ``source="cost model"``).
     """
-    if signature in _CHOICES:
-        return _CHOICES[signature]
     if not measuring():
         devices, chunks = options[0]  # the most devices, each's whole share at once
-        return Choice(Layout(devices, chunks[-1]), float("nan"), 0.0, (), source="unmeasured")
+        return Choice(Layout(devices, chunks[-1]), math.nan, 0.0, (), source="unmeasured")
+    key = signature()
+    if key in _CHOICES:
+        return _CHOICES[key]
     known = {(d, c) for d, chunks in options for c in chunks}
-    stored = _read_store().get(signature)
+    stored = _read_store().get(key)
     if stored is not None and (stored["devices"], stored["pop_chunk"]) in known:
         layout = Layout(stored["devices"], stored["pop_chunk"])
         choice = Choice(layout, stored["seconds"], 0.0, (), source="cache")
@@ -209,16 +211,16 @@ def choose_cached(
                 devices, chunks = options[0]
                 layout = Layout(devices, list(chunks)[first])
                 guess = Choice(layout, math.nan, time.perf_counter() - begin, (), "cost model")
-                _write_store(signature, guess)
+                _write_store(key, guess)
                 return guess
             measured = choose(compile, options, first)
-            _write_store(signature, measured)  # the cost includes making the stand-ins
+            _write_store(key, measured)  # the cost includes making the stand-ins
             return dataclasses.replace(measured, tuning_seconds=time.perf_counter() - begin)
 
         # in a thread of its own, outside any trace of the caller's: measurements run now
         with ThreadPoolExecutor(max_workers=1) as thread:
             choice = thread.submit(measure).result()
-    _CHOICES[signature] = choice
+    _CHOICES[key] = choice
     return choice
 
 

@@ -94,7 +94,7 @@ class Trainer(eqx.Module):
         pop_chunk: evaluate (each device's slice of) the population in groups of this many
             individuals one after another (see :func:`evaluate`); ``None``: all at once.
             ``"auto"`` (the default): the fastest group size. Automatic choices are made by
-            timing a few candidates when the step is first traced
+            timing a few candidates when the state is first made or the step first traced
             (:func:`evolax.layout.choose`), once per shape, and recorded in the metrics
             ``eval_devices`` and ``pop_chunk``.
         init_scale: the search starts at ``init_scale`` times the policy's initial parameters,
@@ -126,7 +126,7 @@ class Trainer(eqx.Module):
             if POP_AXIS not in self.mesh.axis_names:
                 raise ValueError(f"mesh must have a {POP_AXIS!r} axis, got {self.mesh.axis_names}")
             # raises when neither the population nor the episodes split evenly
-            split_axis(self.algorithm.pop_size, self.n_repeats, self.mesh.size, self._group)
+            self._split(self.mesh, self.algorithm.pop_size, self.n_repeats)
         chunk = self.pop_chunk
         if chunk != "auto" and chunk is not None:
             if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk <= 0:
@@ -175,9 +175,10 @@ class Trainer(eqx.Module):
         ``"pop"``, ``"repeats"``, or ``None`` for one device."""
         return self._split(self._meshes()[0], self.algorithm.pop_size, self.n_repeats)
 
-    def _evaluate(self, population, key, obs_stats) -> tuple[jax.Array, EvalInfo]:
-        """The population's fitness and :class:`EvalInfo`, on the layout :meth:`layout` picks."""
-        mesh, layout = self.layout(population, key, obs_stats)
+    def _evaluate(self, population, key, obs_stats, chosen=None) -> tuple[jax.Array, EvalInfo]:
+        """The population's fitness and :class:`EvalInfo`, on ``chosen`` (a mesh and layout)
+        or else the layout :meth:`layout` picks."""
+        mesh, layout = self.layout(population, key, obs_stats) if chosen is None else chosen
         split = self._split(mesh, self.algorithm.pop_size, self.n_repeats)
         return self._evaluate_on(
             self.task,
@@ -217,11 +218,6 @@ class Trainer(eqx.Module):
         if len(options) == 1 and len(options[0][1]) == 1:
             devices, (chunk,) = options[0]
             return meshes[devices], Choice(Layout(devices, chunk), math.nan, 0.0, (), "explicit")
-        if not measuring():  # the most devices, each's whole share (as choose_cached would)
-            devices, chunks = options[0]
-            return meshes[devices], Choice(
-                Layout(devices, chunks[-1]), math.nan, 0.0, (), "unmeasured"
-            )
 
         stand_in: dict[str, Any] = {}  # concrete inputs, made once `start` runs
 
@@ -286,11 +282,13 @@ class Trainer(eqx.Module):
                 return len(chunks) - 1, worth
             return start_chunk(chunks, step_bytes(lowered) / n_eval, platform), worth
 
-        what = signature(
-            (self.policy, self.task, self.n_repeats, self.init_scale, self.uses_descriptors),
-            (population, key, obs_stats),
-            options,
-        )
+        def what() -> str:
+            return signature(
+                (self.policy, self.task, self.n_repeats, self.init_scale, self.uses_descriptors),
+                (population, key, obs_stats),
+                options,
+            )
+
         choice = choose_cached(what, options, compile, start)
         return meshes[choice.layout.devices], choice
 
@@ -378,7 +376,7 @@ class Trainer(eqx.Module):
             generation=jnp.zeros([], jnp.int32),
             env_steps=jnp.zeros([], jnp.float32),
         )
-        mesh = self._meshes()[0]
+        mesh = self._meshes()[0]  # an explicit mesh, or the one an unmeasured layout takes
         if self.mesh == "auto" and measuring():  # chosen now, around the initial parameters
             population = jax.eval_shape(self.algorithm.ask, key, state.algo_state)[0]
             stats = state.obs_stats if self.normalize_obs else None
@@ -392,7 +390,7 @@ class Trainer(eqx.Module):
         population, algo_state = self.algorithm.ask(ask_key, state.algo_state)
         obs_stats = state.obs_stats if self.normalize_obs else None
         mesh, layout = self.layout(population, eval_key, obs_stats)  # measured once, then cached
-        fitness, info = self._evaluate(population, eval_key, obs_stats)
+        fitness, info = self._evaluate(population, eval_key, obs_stats, (mesh, layout))
         extra = {name: getattr(info, name) for name in self.algorithm.extra_inputs}
         algo_state, algo_metrics = self.algorithm.tell(
             tell_key, algo_state, population, fitness, **extra
