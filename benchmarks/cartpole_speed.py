@@ -10,8 +10,10 @@ machine drift hits all of them. Run with
 
 evolax runs as a library user composes it: `evolax.use_cpu_cores()` (one XLA CPU device per
 core), then a `Trainer` with default settings, which times its evaluation layouts (devices,
-group size) when its state is first made. EvoJAX runs on one device by default: with
-`--evojax-devices 2` its
+group size) when its state is first made. EvoJAX runs twice: as its users run it (XLA's
+default flags; the ratio is taken against this worker), and with the XLA flags importing evolax
+sets (`evolax.xla_cpu`: 512-bit vectors on AVX-512 CPUs), to show what is evolax's own and what
+the compiler's. EvoJAX runs on one device by default: with `--evojax-devices 2` its
 SimManager takes its `pmap` path, which needs `jax.tree_map` (removed from current JAX; the
 script restores the alias) and which, on 2 CPU devices, sometimes stalls in an all-gather until
 XLA aborts the process (seen in 3 of 6 runs here).
@@ -28,7 +30,7 @@ import optax
 
 import evolax
 from evolax.sharding import request_cpu_devices
-from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers
+from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers, xla_defaults
 
 POP, REPEATS, HIDDEN, CENTER_LR, STD_LR, INIT_STD = 64, 16, (64, 64), 0.05, 0.1, 0.1
 
@@ -83,7 +85,9 @@ def evojax_runner(seed: int):
 
 def worker(name: str, evojax_devices: int) -> None:
     # before JAX initialises its backends
-    if name == "evojax":
+    if name.startswith("evojax"):
+        if name == "evojax":  # as EvoJAX's users run it; evojax_wide keeps evolax's flags
+            xla_defaults()
         request_cpu_devices(evojax_devices)
         serve(evojax_runner(0))
     else:
@@ -98,7 +102,9 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).parent / "results" / "cartpole_speed.json"
     )
-    parser.add_argument("--worker", choices=["evolax", "evojax"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--worker", choices=["evolax", "evojax", "evojax_wide"], help=argparse.SUPPRESS
+    )
     parser.add_argument("--evojax-devices", type=int, default=1, help="CPU devices for EvoJAX")
     args = parser.parse_args()
     if args.worker:
@@ -107,6 +113,7 @@ def main() -> None:
     names = {
         "evolax": "evolax (library defaults)",
         "evojax": f"evojax ({args.evojax_devices} device(s))",
+        "evojax_wide": f"evojax ({args.evojax_devices} device(s), evolax's XLA flags)",
     }
     workers = {
         label: ["--worker", key, "--evojax-devices", f"{args.evojax_devices}"]
@@ -114,7 +121,7 @@ def main() -> None:
     }
     times = time_workers(__file__, workers, args.generations, args.rounds)
     config = {"pop_size": POP, "n_repeats": REPEATS, "hidden": HIDDEN, "max_steps": 1000}
-    report(args.out, "cartpole_swingup_easy", config, times, args.generations)
+    report(args.out, "cartpole_swingup_easy", config, times, args.generations, [names["evojax"]])
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import sys
 import types
 from pathlib import Path
 
-from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers
+from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers, xla_defaults
 
 POP, CENTER_LR, STD_LR, INIT_STD, BATCH = 64, 0.006, 0.089, 0.039, 1024
 
@@ -117,6 +117,7 @@ def main() -> None:
         evolax.use_cpu_cores()
         return serve(evolax_runner(0, args.data_dir))
     if args.worker == "evojax":
+        xla_defaults()  # EvoJAX as its users run it
         return serve(evojax_runner(0, args.data_dir))
 
     # evolax's worker has one CPU device per core and lays the evaluation out itself; EvoJAX's

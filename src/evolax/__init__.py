@@ -10,6 +10,9 @@ from evolax.runner import TrainResult, train
 from evolax.sharding import use_cpu_cores
 from evolax.tasks import MNIST, CartPoleSwingUp, ImageApproximation, Seq2SeqAddition, Task
 from evolax.trainer import Trainer, TrainState
+from evolax.xla_cpu import prefer_wide_vectors
+
+prefer_wide_vectors()  # takes effect when evolax is imported before JAX's first computation
 
 __version__ = "0.1.0"
 
