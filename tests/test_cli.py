@@ -55,6 +55,10 @@ def test_train_writes_config_metrics_summary_and_checkpoints(run):
     assert summary["final_test_mean"] == test_rows[-1]["test_mean"]
     assert summary["compile_s"] > 0 and summary["run_s"] > 0
     config = json.loads((run_dir / "config.json").read_text())
+    umask = os.umask(0)
+    os.umask(umask)
+    for name in ("config.json", "summary.json"):  # readable as any file the user writes
+        assert (run_dir / name).stat().st_mode & 0o777 == 0o666 & ~umask
     assert config["hard"] is True and config["seed"] == 42  # from the preset
     assert config["pop_size"] == 8 and config["preset"] == "cartpole_hard"  # a flag overrides
     assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["2", "4", "6"]
@@ -157,23 +161,6 @@ def test_configs_lists_presets(tmp_path):
     result = evolax("configs", cwd=tmp_path)
     for name in ("cartpole_easy", "cartpole_hard", "mnist", "seq2seq", "image_approximation"):
         assert f"{name}:" in result.stdout
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["train", "cartpole", "--pop-size", "7"], "pop_size must be even"),
-        (["train", "cartpole", "--pop-size", "0"], "must be a positive integer"),
-        (["train", "cartpole", "--init-std", "-1"], "init_std must be positive"),
-        (["train", "cartpole", "--hidden-sizes", "64,x"], "comma-separated integers"),
-        (["eval", "nowhere"], "not an evolax run folder"),
-        (["plot", "nowhere"], "no metrics file at"),
-    ],
-)
-def test_bad_input_exits_with_a_clear_message(tmp_path, args, message):
-    result = evolax(*args, cwd=tmp_path)
-    assert result.returncode == 2
-    assert message in result.stderr
 
 
 def test_version(tmp_path):

@@ -98,7 +98,7 @@ def test_install_extras_exist():
 
 def test_quickstart(tmp_path, monkeypatch):
     ns = run_page("quickstart.md", tmp_path, monkeypatch)
-    folder = tmp_path / "runs" / "python-quickstart"
+    (folder,) = (tmp_path / "runs").glob("python-quickstart-*")  # a new folder per run
     for name in ("config.json", "metrics.jsonl", "summary.json", "episode.gif"):
         assert (folder / name).is_file(), name
     assert (folder / "learning_curves.png").stat().st_size > 0
@@ -164,7 +164,7 @@ def test_custom_algorithm(tmp_path, monkeypatch, capsys):
     assert history["std"].shape == (30,) and history["best_fitness"].shape == (30,)
     out = capsys.readouterr().out
     assert "n_elite must be at most pop_size=4, got 5" in out
-    assert "init_std must be positive, got 0.0" in out
+    assert "init_std must be a finite positive number, got 0.0" in out
     assert "fitness must have shape (pop_size,) = (6,), got (5,)" in out
 
 

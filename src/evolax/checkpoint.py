@@ -15,10 +15,14 @@ others: no shared file system is needed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import shutil
+import sys
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +38,37 @@ LATEST, BEST, CORRUPT = "checkpoints", "best", "corrupt"
 
 class CheckpointError(RuntimeError):
     """No usable checkpoint (none saved, or every one failed to restore)."""
+
+
+@contextlib.contextmanager
+def _quiet_absl() -> Iterator[None]:
+    """Silence orbax's log lines about a file it cannot parse: the warning that the
+    checkpoint is unreadable says it once, with the reason."""
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _ignore_closed_event_loops() -> None:
+    """Drop the "Event loop is closed" errors that reads still in flight report when orbax
+    gives up on a corrupt checkpoint (they would print a traceback each, long after the
+    failure has been handled); every other unraisable error is reported as before."""
+    hook = sys.unraisablehook
+    if getattr(hook, "_evolax", False):
+        return
+
+    def filtered(unraisable: Any) -> None:
+        error = unraisable.exc_value
+        if isinstance(error, RuntimeError) and str(error) == "Event loop is closed":
+            return
+        hook(unraisable)
+
+    filtered._evolax = True  # type: ignore[attr-defined]
+    sys.unraisablehook = filtered
 
 
 def flatten_state(state: TrainState) -> list[np.ndarray]:
@@ -132,14 +167,16 @@ class CheckpointStore:
         manager = self._manager(which)
         expected = _structure(like)
         problems = []
+        _ignore_closed_event_loops()
         for step in sorted(manager.all_steps(), reverse=True):
             try:
-                restored = manager.restore(
-                    step,
-                    args=ocp.args.Composite(
-                        state=ocp.args.StandardRestore(), meta=ocp.args.JsonRestore()
-                    ),
-                )
+                with _quiet_absl():
+                    restored = manager.restore(
+                        step,
+                        args=ocp.args.Composite(
+                            state=ocp.args.StandardRestore(), meta=ocp.args.JsonRestore()
+                        ),
+                    )
                 meta = dict(restored["meta"])
                 leaves = [np.asarray(restored["state"][k]) for k in sorted(restored["state"])]
                 if _digest(leaves) != meta.get("sha256"):
@@ -166,10 +203,13 @@ class CheckpointStore:
         target = self.run_dir / CORRUPT / f"{which}-{step}-{time.strftime('%Y%m%d-%H%M%S')}"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(source), str(target))
-        manager.reload()
+        with _quiet_absl():
+            manager.reload()
         reason = f"{type(error).__name__}: {error}"
         message = f"checkpoint {source} is unreadable ({reason}); moved to {target}"
-        warnings.warn(message + "; falling back to the previous checkpoint", stacklevel=3)
+        older = [s for s in manager.all_steps() if s < step]
+        then = "trying the previous one" if older else f"no older checkpoint in {which}/"
+        warnings.warn(f"{message}; {then}", stacklevel=3)
         return message
 
     def close(self) -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from evolax import __version__
 from evolax.config import (
@@ -21,6 +23,7 @@ from evolax.config import (
     build_trainer,
     resolve,
 )
+from evolax.data.mnist import DATA_DIR_ENV as DATA_ENV
 from evolax.policies.mlp import OUTPUT_ACTIVATIONS
 from evolax.sharding import initialize_distributed, request_cpu_devices
 
@@ -28,22 +31,43 @@ EVAL_STREAM = 2  # key stream of `evolax eval` / `render` episodes (training use
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value
 
 
-def _sizes(text: str) -> list[int]:
+def _finite_float(text: str) -> float:
     try:
-        sizes = [int(s) for s in text.split(",") if s.strip()]
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def _sizes(text: str) -> list[int]:
+    parts = text.split(",")
+    try:
+        sizes = [int(s) for s in parts]
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
+            f"expected comma-separated integers, e.g. 64,64, got {text!r}"
         ) from None
     if any(s <= 0 for s in sizes):
         raise argparse.ArgumentTypeError(f"sizes must be positive, got {text!r}")
     return sizes
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage mistakes in one line that points to ``--help``, not the whole usage text."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
 # Flags that override configuration keys; their defaults are None ("not given").
@@ -62,11 +86,11 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
             "help": "centre optimizer (evojax_adam: EvoJAX's PGPE's Adam)",
         },
     ),
-    ("--center-lr", {"type": float, "help": "centre learning rate"}),
-    ("--std-lr", {"type": float, "help": "standard-deviation learning rate"}),
-    ("--init-std", {"type": float, "help": "initial standard deviation"}),
-    ("--std-max-change", {"type": float, "help": "bound on the relative std change"}),
-    ("--max-speed", {"type": float, "help": "clipup: speed limit (default 2 x center lr)"}),
+    ("--center-lr", {"type": _finite_float, "help": "centre learning rate"}),
+    ("--std-lr", {"type": _finite_float, "help": "standard-deviation learning rate"}),
+    ("--init-std", {"type": _finite_float, "help": "initial standard deviation"}),
+    ("--std-max-change", {"type": _finite_float, "help": "bound on the relative std change"}),
+    ("--max-speed", {"type": _finite_float, "help": "clipup: speed limit (default 2 x center lr)"}),
     ("--hidden-sizes", {"type": _sizes, "help": "MLP widths, e.g. 64,64"}),
     ("--top-directions", {"type": _positive_int, "help": "ars: directions kept (b)"}),
     ("--grid-shape", {"type": _sizes, "help": "map_elites: cells per descriptor, e.g. 32,32"}),
@@ -87,7 +111,7 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
         "--pop-chunk",
         {"type": _positive_int, "help": "individuals evaluated at a time (default: timed)"},
     ),
-    ("--init-scale", {"type": float, "help": "scale of the initial parameters (0: all zero)"}),
+    ("--init-scale", {"type": _finite_float, "help": "scale of the initial parameters (0: zero)"}),
     (
         "--cpu-devices",
         {
@@ -109,11 +133,16 @@ _RESUMABLE = {"generations", "cpu_devices"}
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evolax", description="Neuroevolution in JAX.")
+    parser = _Parser(prog="evolax", description="Neuroevolution in JAX.")
     parser.add_argument("--version", action="version", version=f"evolax {__version__}")
+    debug = _Parser(add_help=False)
+    debug.add_argument("--debug", action="store_true", help="show the traceback of an error")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    p = commands.add_parser(
+    def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return commands.add_parser(name, parents=[debug], **kwargs)
+
+    p = command(
         "train",
         help="train a policy (or resume a run)",
         description="Train a policy. Settings come from DEFAULTS, then the preset (--config, "
@@ -148,7 +177,7 @@ def _parser() -> argparse.ArgumentParser:
         ("eval", "score a run's saved solution on test episodes"),
         ("render", "draw a run's saved solution acting (a GIF, or a still of predictions)"),
     ]:
-        p = commands.add_parser(name, help=help_text, description=help_text)
+        p = command(name, help=help_text, description=help_text)
         p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
         p.add_argument(
             "--checkpoint", choices=["best", "latest"], default="best", help="which solution"
@@ -164,12 +193,12 @@ def _parser() -> argparse.ArgumentParser:
                 "one-step task)",
             )
 
-    p = commands.add_parser("plot", help="write a run's learning curves as a PNG")
+    p = command("plot", help="write a run's learning curves as a PNG")
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     p.add_argument("--out", type=Path, help="PNG path (default: RUN_DIR/learning_curves.png)")
 
-    commands.add_parser("configs", help="list the named presets")
-    commands.add_parser("algos", help="list the algorithms (--algo NAME) and their settings")
+    command("configs", help="list the named presets")
+    command("algos", help="list the algorithms (--algo NAME) and their settings")
     return parser
 
 
@@ -179,8 +208,19 @@ def print_if(condition: bool, text: str) -> None:
 
 
 def _fail(command: str, error: Exception) -> int:
-    print(f"evolax {command}: error: {error}", file=sys.stderr)
+    """Print ``error`` as one line; errors a user causes (flags, files, data, installs) carry
+    their whole story in the message, anything else also names its type."""
+    from evolax.checkpoint import CheckpointError
+
+    message = " ".join(str(error).split()) or type(error).__name__
+    if not isinstance(error, (ValueError, OSError, ImportError, CheckpointError)):
+        message = f"{type(error).__name__}: {message} (--debug shows the traceback)"
+    print(f"evolax {command}: error: {message}", file=sys.stderr)
     return 2
+
+
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    return f"evolax: warning: {' '.join(str(message).split())}\n"
 
 
 def _mesh(devices: int, pop_size: int, n_repeats: int, group: int = 1):
@@ -198,6 +238,22 @@ def _mesh(devices: int, pop_size: int, n_repeats: int, group: int = 1):
     return population_mesh(available[:devices])
 
 
+def _check_run_dir(run_dir: Path) -> None:
+    """A run folder that can be made and written, before any work starts."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ValueError(f"--run-dir {run_dir} is a file, expected a folder for the run")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"--run-dir {run_dir} cannot be made: {error.strerror}") from None
+    if not os.access(run_dir, os.W_OK | os.X_OK):
+        raise ValueError(f"--run-dir {run_dir} is not writable")
+
+
+def _score(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.5g}"
+
+
 def _train(args: argparse.Namespace) -> int:
     import jax
 
@@ -207,37 +263,36 @@ def _train(args: argparse.Namespace) -> int:
         flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
         for flag, _ in _CONFIG_FLAGS
     }
-    try:
-        if args.resume is not None:
-            changed = sorted(
-                k for k, v in overrides.items() if v is not None and k not in _RESUMABLE
+    if args.resume is not None:
+        changed = sorted(k for k, v in overrides.items() if v is not None and k not in _RESUMABLE)
+        if changed or args.task or args.config or args.run_dir:
+            raise ValueError(
+                "--resume continues a run as configured; only --generations and "
+                f"--cpu-devices may change (got {changed or 'a task, --config or --run-dir'})"
             )
-            if changed or args.task or args.config or args.run_dir:
-                raise ValueError(
-                    "--resume continues a run as configured; only --generations and "
-                    f"--cpu-devices may change (got {changed or 'a task, --config or --run-dir'})"
-                )
-            config = read_config(args.resume)
-            config.update({k: overrides[k] for k in _RESUMABLE if overrides[k] is not None})
-            run_dir = args.resume
-        else:
-            config = resolve(args.config, {**overrides, "task": args.task})
-            name = f"{args.config or config['task'] + ('-hard' if config['hard'] else '')}"
-            name = f"{name}-{config['algo']}-seed{config['seed']}"
-            run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-        # JAX has not initialised its backends yet: request the CPU devices, then join the run
-        request_cpu_devices(config.get("cpu_devices") or os.cpu_count() or 1)
-        distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
-        from evolax.tasks import MultiAgentTask
+        config = read_config(args.resume)
+        config.update({k: overrides[k] for k in _RESUMABLE if overrides[k] is not None})
+        run_dir = args.resume
+    else:
+        config = resolve(args.config, {**overrides, "task": args.task})
+        name = f"{args.config or config['task'] + ('-hard' if config['hard'] else '')}"
+        name = f"{name}-{config['algo']}-seed{config['seed']}"
+        run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        _check_run_dir(run_dir)
+        if config["task"] == "mnist" and config["data_dir"] is None and os.environ.get(DATA_ENV):
+            # recorded, so that eval, render and resume find the data without the variable
+            config["data_dir"] = os.environ[DATA_ENV]
+    # JAX has not initialised its backends yet: request the CPU devices, then join the run
+    request_cpu_devices(config.get("cpu_devices") or os.cpu_count() or 1)
+    distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
+    from evolax.tasks import MultiAgentTask
 
-        trainer = build_trainer(config)
-        if args.devices is not None:
-            task = trainer.task
-            group = task.n_agents if isinstance(task, MultiAgentTask) else 1
-            mesh = _mesh(args.devices, config["pop_size"], config["n_repeats"], group)
-            trainer = dataclasses.replace(trainer, mesh=mesh)  # checked again, tasks not rebuilt
-    except ValueError as error:
-        return _fail("train", error)
+    trainer = build_trainer(config)
+    if args.devices is not None:
+        task = trainer.task
+        group = task.n_agents if isinstance(task, MultiAgentTask) else 1
+        mesh = _mesh(args.devices, config["pop_size"], config["n_repeats"], group)
+        trainer = dataclasses.replace(trainer, mesh=mesh)  # checked again, tasks not rebuilt
     n_devices = len(jax.devices()) if args.devices is None else args.devices
     config["devices"] = n_devices
     config["processes"] = jax.process_count()
@@ -249,24 +304,21 @@ def _train(args: argparse.Namespace) -> int:
         f"{config['task']} up to generation {config['generations']} "
         f"on {where}{n_devices} {jax.devices()[0].platform} device(s) -> {run_dir}",
     )
-    try:
-        result = train(
-            trainer,
-            config["generations"],
-            seed=config["seed"],
-            log_interval=config["log_interval"],
-            test_interval=config["test_interval"],
-            n_test_episodes=config["test_episodes"],
-            run_dir=run_dir,
-            config=config,
-            progress=not args.no_progress,
-            checkpoint_interval=config["checkpoint_interval"],
-            keep_checkpoints=config["keep_checkpoints"],
-            resume=args.resume is not None,
-            tensorboard=args.tensorboard,
-        )
-    except (ValueError, ImportError) as error:
-        return _fail("train", error)
+    result = train(
+        trainer,
+        config["generations"],
+        seed=config["seed"],
+        log_interval=config["log_interval"],
+        test_interval=config["test_interval"],
+        n_test_episodes=config["test_episodes"],
+        run_dir=run_dir,
+        config=config,
+        progress=not args.no_progress,
+        checkpoint_interval=config["checkpoint_interval"],
+        keep_checkpoints=config["keep_checkpoints"],
+        resume=args.resume is not None,
+        tensorboard=args.tensorboard,
+    )
     s = result.summary
     print_if(
         leader,
@@ -274,8 +326,8 @@ def _train(args: argparse.Namespace) -> int:
         f"({s['generations_per_s']:.2f} gen/s; this session: compile {s['compile_s']:.1f} s, "
         f"run {s['run_s']:.1f} s, tests {s['test_s']:.1f} s, checkpoints "
         f"{s['checkpoint_s']:.1f} s; {s['env_steps_per_s']:.3g} env steps/s)\n"
-        f"final test score {s['final_test_mean']:.5g} +- {s['final_test_std']:.3g} over "
-        f"{config['test_episodes']} episodes; best {s['best_test_mean']:.5g}\n"
+        f"final test score {_score(s['final_test_mean'])} +- {_score(s['final_test_std'])} "
+        f"over {config['test_episodes']} episodes; best {_score(s['best_test_mean'])}\n"
         f"run folder: {run_dir} (metrics.jsonl, summary.json, checkpoints/, best/)",
     )
     return 0
@@ -286,13 +338,9 @@ def _eval(args: argparse.Namespace) -> int:
     import jax
     import numpy as np
 
-    from evolax.checkpoint import CheckpointError
     from evolax.runner import load_run
 
-    try:
-        config, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
-    except (ValueError, CheckpointError) as error:
-        return _fail("eval", error)
+    config, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
     scores = np.asarray(eqx.filter_jit(trainer.test)(state, key, args.episodes))
     print(
@@ -306,14 +354,10 @@ def _eval(args: argparse.Namespace) -> int:
 def _render(args: argparse.Namespace) -> int:
     import jax
 
-    from evolax.checkpoint import CheckpointError
     from evolax.render import render_episode
     from evolax.runner import load_run
 
-    try:
-        _, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
-    except (ValueError, CheckpointError) as error:
-        return _fail("render", error)
+    _, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
     task = trainer.evaluation_task
     # one-step (supervised) tasks are drawn as a still of the predictions
     default = "episode.html" if hasattr(task, "render_html") else "episode.gif"
@@ -324,8 +368,8 @@ def _render(args: argparse.Namespace) -> int:
         frames, episode_return = render_episode(
             trainer.policy, task, params, key, out, obs_stats=stats
         )
-    except NotImplementedError as error:
-        return _fail("render", error)
+    except NotImplementedError as error:  # the task cannot draw itself: the user's choice
+        raise ValueError(str(error)) from error
     print(f"wrote {out}: {frames} frame(s), episode return {episode_return:.4g}")
     return 0
 
@@ -334,10 +378,7 @@ def _plot(args: argparse.Namespace) -> int:
     from evolax.render import plot_learning_curves
 
     out = args.out or args.run_dir / "learning_curves.png"
-    try:
-        plot_learning_curves(args.run_dir / "metrics.jsonl", out)
-    except (FileNotFoundError, ValueError) as error:
-        return _fail("plot", error)
+    plot_learning_curves(args.run_dir / "metrics.jsonl", out)
     print(f"wrote {out}")
     return 0
 
@@ -373,7 +414,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "configs": _configs,
         "algos": _algos,
     }
-    return commands[args.command](args)
+    formatwarning, warnings.formatwarning = warnings.formatwarning, _one_line_warning
+    try:
+        return commands[args.command](args)
+    except KeyboardInterrupt:
+        print(f"evolax {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if args.debug:
+            raise
+        return _fail(args.command, error)
+    finally:
+        warnings.formatwarning = formatwarning
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from evolax.tasks import (
     WaterWorld,
 )
 from evolax.trainer import Trainer
+from evolax.validation import check_positive
 
 DEFAULTS: dict[str, Any] = {
     "task": "cartpole",
@@ -348,6 +349,9 @@ reads ``max_speed`` (default twice the learning rate)."""
 
 
 def _optimizer(config: dict[str, Any]) -> optax.GradientTransformation:
+    check_positive("center_lr", config["center_lr"])
+    if config["max_speed"] is not None:
+        check_positive("max_speed", config["max_speed"])
     return OPTIMIZERS[config["optimizer"]](config["center_lr"], config["max_speed"])
 
 

@@ -58,7 +58,14 @@ def _write_atomic(path: Path, text: str) -> None:
         file.write(text)
         file.flush()
         os.fsync(file.fileno())
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a plain open() would not
     os.replace(tmp, path)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_json_atomic(path: str | Path, value: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+import warnings
 from pathlib import Path
 from typing import Any, cast
 
@@ -114,9 +115,16 @@ def load_run(
     config = read_config(path)
     trainer = build_trainer(config)
     store = CheckpointStore(path, keep=config["keep_checkpoints"])
+    like = initial_state(trainer, config["seed"])
     try:
-        folder = BEST if which == "best" and store.steps(BEST) else LATEST
-        state, meta = store.restore(like=initial_state(trainer, config["seed"]), which=folder)
+        if which == "best" and store.steps(BEST):
+            try:
+                return (config, trainer, *store.restore(like=like, which=BEST))
+            except CheckpointError as error:  # the latest checkpoints may still be intact
+                if not store.steps(LATEST):
+                    raise
+                warnings.warn(f"{error}; using the latest checkpoint instead", stacklevel=2)
+        state, meta = store.restore(like=like, which=LATEST)
     finally:
         store.close()
     return config, trainer, state, meta

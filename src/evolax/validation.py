@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import cast
 
 import jax
@@ -15,15 +16,17 @@ def check_positive_int(name: str, value: object) -> None:
 
 
 def check_positive(name: str, value: object) -> None:
-    """Raise unless ``value`` is a positive number; traced arrays (under ``vmap``) pass through."""
-    if isinstance(value, (int, float)) and not value > 0:
-        raise ValueError(f"{name} must be positive, got {value!r}")
+    """Raise unless ``value`` is a finite positive number; traced arrays (under ``vmap``) pass
+    through."""
+    if isinstance(value, (int, float)) and not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite positive number, got {value!r}")
 
 
 def check_non_negative(name: str, value: object) -> None:
-    """Raise unless ``value`` is a number ``>= 0``; traced arrays (under ``vmap``) pass through."""
-    if isinstance(value, (int, float)) and not value >= 0:
-        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    """Raise unless ``value`` is a finite number ``>= 0``; traced arrays (under ``vmap``) pass
+    through."""
+    if isinstance(value, (int, float)) and not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
 def check_in_interval(

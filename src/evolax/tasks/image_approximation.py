@@ -83,8 +83,13 @@ def load_target(
             from matplotlib import cbook
 
             target = cbook.get_sample_data(DEFAULT_TARGET, asfileobj=False)
-        with Image.open(target) as opened:
-            image = opened.convert("RGBA")
+        try:
+            with Image.open(target) as opened:
+                image = opened.convert("RGBA")
+        except FileNotFoundError:
+            raise FileNotFoundError(f"target image {str(target)!r} does not exist") from None
+        except (OSError, ValueError) as error:  # Pillow: not an image it can read
+            raise ValueError(f"target {str(target)!r} is not an image Pillow can read") from error
         white = Image.new("RGBA", image.size, (255, 255, 255, 255))
         image = Image.alpha_composite(white, image).convert("RGB")
         image = _fit(image, DEFAULT_SIZE if size is None else size)

@@ -1,0 +1,193 @@
+"""Every mistake a user can make on the `evolax` command line ends in one line that names the
+argument and what was expected: no traceback, unless `--debug` asks for it."""
+
+import builtins
+import os
+import subprocess
+import sys
+
+import pytest
+
+from evolax import cli
+from evolax.data import mnist
+
+TINY = [
+    "--pop-size", "4", "--n-repeats", "1", "--max-steps", "5", "--hidden-sizes", "4",
+    "--log-interval", "1", "--test-episodes", "1", "--no-progress",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    """A finished 2-generation cart-pole run."""
+    path = tmp_path_factory.mktemp("errors") / "run"
+    assert cli.main(["train", "cartpole", *TINY, "--generations", "2", "--run-dir", str(path)]) == 0
+    return path
+
+
+@pytest.fixture(scope="module")
+def corrupt_run(run_dir, tmp_path_factory):
+    """A copy of ``run_dir`` whose every checkpoint is unreadable."""
+    import shutil
+
+    copy = tmp_path_factory.mktemp("corrupt") / "run"
+    shutil.copytree(run_dir, copy)
+    for folder in ("checkpoints", "best"):
+        for step in (copy / folder).iterdir():
+            for file in step.rglob("*"):
+                if file.is_file():
+                    file.write_bytes(b"garbage")
+    return copy
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "notes.txt").write_text("not an image")
+    (tmp_path / "empty").mkdir()
+    return tmp_path
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """MNIST cannot be downloaded (no network in tests) and is nowhere on disk."""
+
+    def refuse(url, *args, **kwargs):
+        raise OSError(f"network unreachable: {url}")
+
+    monkeypatch.setattr(mnist, "_fetch", refuse)
+    monkeypatch.delenv("EVOLAX_DATA_DIR", raising=False)
+
+
+@pytest.fixture
+def no_brax(monkeypatch):
+    real_import = builtins.__import__
+
+    def hide_brax(name, *args, **kwargs):
+        if name == "brax" or name.startswith("brax."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", hide_brax)
+
+
+# (arguments, fixtures the case needs, what the one line must say); {files}, {run} and
+# {corrupt} stand for the fixtures' folders
+CASES = [
+    (["train", "--pop-size", "7"], [], "pop_size must be even"),
+    (["train", "--pop-size", "0"], [], "argument --pop-size: must be a positive integer, got 0"),
+    (["train", "--pop-size", "x"], [], "argument --pop-size: must be a positive integer, got 'x'"),
+    (["train", "--init-std", "-1"], [], "init_std must be a finite positive number, got -1.0"),
+    (["train", "--center-lr", "nan"], [], "argument --center-lr: must be a finite number"),
+    (["train", "--std-lr", "inf"], [], "argument --std-lr: must be a finite number, got 'inf'"),
+    (["train", "--center-lr", "0"], [], "center_lr must be a finite positive number, got 0.0"),
+    (["train", "--hidden-sizes", "64,x"], [], "expected comma-separated integers"),
+    (["train", "--hidden-sizes", "64,,64"], [], "expected comma-separated integers"),
+    (["train", "--hidden-sizes", "64,-1"], [], "sizes must be positive, got '64,-1'"),
+    (["train", "pong"], [], "argument task: invalid choice: 'pong'"),
+    (["train", "--algo", "sgd"], [], "argument --algo: invalid choice: 'sgd'"),
+    (["train", "--config", "cartpole_medium"], [], "argument --config: invalid choice"),
+    (["train", "--seed", "one"], [], "argument --seed: invalid int value: 'one'"),
+    (["train", "--devices", "64", *TINY], [], "--devices 64 requested, but only"),
+    (
+        ["train", "image_approximation", "--target", "{files}/missing.png"],
+        ["files"],
+        "target image '{files}/missing.png' does not exist",
+    ),
+    (
+        ["train", "image_approximation", "--target", "{files}/notes.txt"],
+        ["files"],
+        "target '{files}/notes.txt' is not an image Pillow can read",
+    ),
+    (["train", "--run-dir", "{files}/notes.txt"], ["files"], "is a file, expected a folder"),
+    (
+        ["train", "--run-dir", "{files}/notes.txt/run"],
+        ["files"],
+        "--run-dir {files}/notes.txt/run cannot be made: Not a directory",
+    ),
+    (["train", "--run-dir", "{run}"], ["run"], "already holds a run; resume it"),
+    (
+        ["train", "mnist", "--data-dir", "{files}/empty", "--pop-size", "4"],
+        ["files", "offline"],
+        "MNIST files not found",
+    ),
+    (
+        ["train", "brax", "--pop-size", "4"],
+        ["no_brax"],
+        "the Brax task needs the optional brax package: pip install evolax[brax]",
+    ),
+    (["train", "--resume", "{files}/empty"], ["files"], "is not an evolax run folder"),
+    (
+        ["train", "--resume", "{run}", "--pop-size", "8"],
+        ["run"],
+        "--resume continues a run as configured; only --generations and --cpu-devices may",
+    ),
+    (["eval", "{files}/empty"], ["files"], "is not an evolax run folder (no config.json)"),
+    (["eval", "{run}", "--episodes", "0"], ["run"], "argument --episodes: must be a positive"),
+    (["eval", "{run}", "--checkpoint", "middle"], ["run"], "argument --checkpoint: invalid"),
+    (["eval", "{corrupt}"], ["corrupt"], "no usable checkpoint in"),
+    (["render", "{files}/empty"], ["files"], "is not an evolax run folder"),
+    (["plot", "{files}/empty"], ["files"], "no metrics file at"),
+    ([], [], "the following arguments are required: command"),
+    (["fly"], [], "argument command: invalid choice: 'fly'"),
+]
+
+
+@pytest.mark.parametrize(("args", "needs", "message"), CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_a_mistake_is_one_line(request, capsys, args, needs, message):
+    places = {}
+    for need in needs:
+        fixture = {"run": "run_dir", "corrupt": "corrupt_run"}.get(need, need)
+        value = request.getfixturevalue(fixture)
+        if need in ("files", "run", "corrupt"):
+            places[need] = str(value)
+    args = [a.format(**places) for a in args]
+    try:
+        code = cli.main(args)
+    except SystemExit as exit:  # argparse's errors
+        code = exit.code
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2
+    assert len(lines) == 1 and "Traceback" not in err, err
+    command = args[0] if args and args[0] in ("train", "eval", "render", "plot") else ""
+    assert lines[0].startswith(f"evolax {command}".strip() + ": error: "), lines[0]
+    assert message.format(**places) in lines[0]
+
+
+def test_a_corrupt_best_falls_back_to_the_latest(run_dir, tmp_path, capsys):
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    for file in (copy / "best").rglob("*"):
+        if file.is_file():
+            file.write_bytes(b"garbage")
+    with pytest.warns(UserWarning, match="no usable checkpoint in .*best.*using the latest"):
+        assert cli.main(["eval", str(copy), "--episodes", "2"]) == 0
+    assert "generation 2" in capsys.readouterr().out
+
+
+def test_there_are_at_least_25_cases():
+    assert len(CASES) >= 25
+
+
+def test_debug_shows_the_traceback():
+    with pytest.raises(ValueError, match="pop_size must be even"):
+        cli.main(["train", "--pop-size", "7", "--debug"])
+
+
+def test_the_command_prints_one_line(tmp_path):
+    """The installed command, as a user runs it (the table above calls `main` in-process)."""
+    env = {**os.environ, "EVOLAX_DATA_DIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "evolax.cli", "train", "--center-lr", "nan"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "evolax train: error: argument --center-lr: must be a finite number, got 'nan' "
+        "(see `evolax train --help`)"
+    ]
