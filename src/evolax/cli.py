@@ -417,8 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     formatwarning, warnings.formatwarning = warnings.formatwarning, _one_line_warning
     try:
         return commands[args.command](args)
-    except KeyboardInterrupt:
-        print(f"evolax {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as interrupt:  # a stopped `train` says where to resume
+        print(f"evolax {args.command}: {interrupt or 'interrupted'}", file=sys.stderr)
         return 130
     except Exception as error:
         if args.debug:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -45,6 +47,53 @@ class TrainResult:
 
     state: TrainState
     summary: dict[str, Any]
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """:func:`train` stopped on SIGINT or SIGTERM, after checkpointing its last chunk.
+
+    Attributes:
+        result: the state and summary at the generation it stopped at.
+        run_dir: the run folder (``None`` if the run wrote none); ``train(..., resume=True)``
+            (``evolax train --resume RUN_DIR``) continues it exactly.
+    """
+
+    def __init__(self, result: TrainResult, run_dir: Path | None, signal_name: str):
+        self.result, self.run_dir = result, run_dir
+        generation = result.summary["generations"]
+        saved = f", saved; resume with: evolax train --resume {run_dir}" if run_dir else ""
+        super().__init__(f"stopped at generation {generation} on {signal_name}{saved}")
+
+
+class _StopRequests:
+    """While active, the first SIGINT or SIGTERM only asks the run to stop after its current
+    chunk; a second SIGINT stops it at once (``KeyboardInterrupt``)."""
+
+    def __init__(self) -> None:
+        self.signal_name: str | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopRequests:
+        if threading.current_thread() is threading.main_thread():  # else: signals not ours
+            for number in (signal.SIGINT, signal.SIGTERM):
+                self._previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def _handle(self, number: int, frame: Any) -> None:
+        if self.signal_name is not None and number == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signal_name = signal.Signals(number).name
+
+    def __exit__(self, *exc: object) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+
+    def requested(self) -> str | None:
+        """The signal that asked to stop, agreed by every process (process 0's word)."""
+        if jax.process_count() == 1:
+            return self.signal_name
+        stop = broadcast_from_first_process(np.array(self.signal_name is not None))
+        return (self.signal_name or "SIGTERM") if bool(stop) else None
 
 
 def initial_state(trainer: Trainer, seed: int) -> TrainState:
@@ -198,10 +247,13 @@ def train(
     if path is not None and writer:
         store = CheckpointStore(path, keep=keep_checkpoints)
         if not resume and (store.steps() or (path / METRICS).exists()):
-            raise ValueError(f"{path} already holds a run; resume it or choose another run folder")
+            raise ValueError(
+                f"{path} already holds a run; resume it (evolax train --resume {path}) or "
+                "choose another run folder"
+            )
     if resume:  # process 0 reads the checkpoint and hands it to the others
         leaves, scalars = flatten_state(state), np.array([0.0, -np.inf, 0, 0])
-        if store is not None:
+        if store is not None and store.steps():  # none yet: it starts again at generation 0
             restored, meta = store.restore(like=state)
             leaves = flatten_state(restored)
             saved = meta.get("layout", {})  # the run's own layout, so it resumes exactly
@@ -220,18 +272,18 @@ def train(
             layout = Layout(int(scalars[2]), int(scalars[3]))
         if store is not None:
             truncate_rows(cast(Path, path) / METRICS, int(state.generation))
+    generation = int(state.generation)
+    sinks: list[Sink] = []
+    if writer and path is not None and tensorboard:  # first: a missing tensorboardX stops
+        sinks.append(TensorBoardSink(path / "tensorboard"))  # the run before it writes
     if store is not None and (config is not None or not resume):
         write_json_atomic(cast(Path, path) / CONFIG, config or {})
 
     trainer = trainer.with_layout(layout)
-    generation = int(state.generation)
-    sinks: list[Sink] = []
     if writer:
-        sinks.append(ProgressBar(n_generations, initial=generation, enabled=progress))
+        sinks.insert(0, ProgressBar(n_generations, initial=generation, enabled=progress))
         if path is not None:
-            sinks.append(JsonLinesSink(path / METRICS))
-            if tensorboard:
-                sinks.append(TensorBoardSink(path / "tensorboard"))
+            sinks.insert(1, JsonLinesSink(path / METRICS))
 
     def log(row: dict[str, Any]) -> None:
         for sink in sinks:
@@ -243,7 +295,10 @@ def train(
     env_steps_run = 0.0
     last_test: dict[str, float] = {}
     start = time.perf_counter()
+    stopped_by = None
+    stops = _StopRequests()
     try:
+        stops.__enter__()
         while generation < n_generations:
             intervals = (log_interval, test_interval, checkpoint_interval)
             n = _next_boundary(generation, n_generations, intervals) - generation
@@ -287,7 +342,9 @@ def train(
                 timing["test_s"] += time.perf_counter() - tick
                 log({"kind": "test", "generation": generation, **last_test, "wall_time": wall})
 
+            stopped_by = stops.requested()
             periodic = generation % checkpoint_interval == 0 or generation == n_generations
+            periodic = periodic or stopped_by is not None  # nothing is lost on a stop
             if store is not None and (periodic or improved):
                 tick = time.perf_counter()
                 meta = {
@@ -298,7 +355,10 @@ def train(
                 }
                 store.save(state, meta, latest=periodic, best=improved)
                 timing["checkpoint_s"] += time.perf_counter() - tick
+            if stopped_by is not None:
+                break
     finally:
+        stops.__exit__()
         for sink in sinks:
             sink.close()
         if store is not None:
@@ -319,15 +379,20 @@ def train(
         "layout": dataclasses.asdict(layout),
         "layout_source": choice.source,
         "layout_tuning_s": choice.tuning_seconds,
+        "interrupted": stopped_by,
     }
     if store is not None:
         write_json_atomic(cast(Path, path) / SUMMARY, summary)
-    return TrainResult(state=state, summary=summary)
+    result = TrainResult(state=state, summary=summary)
+    if stopped_by is not None:
+        raise TrainingInterrupted(result, path, stopped_by)
+    return result
 
 
 __all__ = [
     "CheckpointError",
     "TrainResult",
+    "TrainingInterrupted",
     "held_out_key",
     "initial_state",
     "load_run",
