@@ -1,12 +1,15 @@
 """Shared test helpers: a task and policy with closed-form returns, and run-folder readers."""
 
+import os
 import sys
+from pathlib import Path
 
 import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from evolax.policies import Policy
 from evolax.tasks import Task
@@ -162,3 +165,14 @@ def cma_vs_pycma(tmp_path, *args) -> list[dict]:
             f"pycma {row['pycma']}, ratio {row['ratio']}"
         )
     return rows
+
+
+def shared_data_dir() -> Path:
+    root = os.environ.get("EVOLAX_DATA_DIR")
+    root = Path(root) if root else Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+    names = [f"{n}.gz" for n in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte")]
+    names += [f"{n}.gz" for n in ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")]
+    for folder in (root / "mnist", root):
+        if all((folder / name).is_file() for name in names):
+            return folder.resolve()
+    pytest.skip(f"MNIST .gz files not found in {root} or {root / 'mnist'} (set EVOLAX_DATA_DIR)")

@@ -3,12 +3,13 @@
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from helpers import evolax_command
+from helpers import evolax_command, shared_data_dir
 
 SMALL = [
     "--pop-size", "8", "--n-repeats", "2", "--max-steps", "50", "--hidden-sizes", "8",
@@ -166,3 +167,32 @@ def test_configs_lists_presets(tmp_path):
 def test_version(tmp_path):
     result = evolax("--version", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout.startswith("evolax ")
+
+
+def test_eval_of_an_mnist_run_fits_in_2_gb(tmp_path):
+    """`eval` takes its episodes from the run (MNIST's test is the whole test set, once), runs
+    a one-step task's episodes one after another, and finds the data the run recorded."""
+    data = shared_data_dir()
+    env = {**os.environ, "EVOLAX_DATA_DIR": str(data)}
+    run_dir = tmp_path / "run"
+    train = ["train", "mnist", "--generations", "1", "--pop-size", "2", "--batch-size", "8"]
+    command = evolax_command(*train, "--no-progress", "--run-dir", run_dir)
+    subprocess.run(command, env=env, check=True, capture_output=True, timeout=600)
+    assert json.loads((run_dir / "config.json").read_text())["data_dir"] == str(data)
+    del env["EVOLAX_DATA_DIR"]  # eval finds the data through config.json
+    measure = (
+        "import resource, sys; from evolax.cli import main; code = main(sys.argv[1:]); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(code)"
+    )
+    for episodes in ([], ["--episodes", "8"]):
+        result = subprocess.run(
+            [sys.executable, "-c", measure, "eval", str(run_dir), *episodes],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert result.returncode == 0, result.stderr
+        report, peak_kb = result.stdout.strip().splitlines()
+        assert f"over {episodes[1] if episodes else 1} episodes" in report
+        assert int(peak_kb) < 2 * 1024**2, f"eval peaked at {int(peak_kb) / 1024**2:.1f} GB"

@@ -184,7 +184,11 @@ def _parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--seed", type=int, default=0, help="seed of the episodes")
         if name == "eval":
-            p.add_argument("--episodes", type=_positive_int, default=100, help="test episodes")
+            p.add_argument(
+                "--episodes",
+                type=_positive_int,
+                help="test episodes (default: the run's test_episodes)",
+            )
         else:
             p.add_argument(
                 "--out",
@@ -341,12 +345,13 @@ def _eval(args: argparse.Namespace) -> int:
     from evolax.runner import load_run
 
     config, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
+    episodes = args.episodes or config["test_episodes"]
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
-    scores = np.asarray(eqx.filter_jit(trainer.test)(state, key, args.episodes))
+    scores = np.asarray(eqx.filter_jit(trainer.test)(state, key, episodes))
     print(
         f"{config['task']} ({args.checkpoint} solution, generation {int(state.generation)}): "
         f"mean {scores.mean():.2f} +- {scores.std():.2f}, min {scores.min():.2f}, "
-        f"max {scores.max():.2f} over {args.episodes} episodes"
+        f"max {scores.max():.2f} over {episodes} episodes"
     )
     return 0
 

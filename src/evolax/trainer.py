@@ -430,20 +430,29 @@ class Trainer(eqx.Module):
         On a :class:`~evolax.tasks.MultiAgentTask` every agent plays the best solution, and an
         episode's return is the agents' mean. With a mesh, the devices split the episodes
         when ``n_episodes`` divides evenly over them (else one device runs them all); the
-        returns are those of one device.
+        returns are those of one device. The episodes of a one-step (supervised) task, each
+        a whole batch of data, run one after another, so memory does not grow with
+        ``n_episodes``; other tasks run them all at once.
         """
         check_positive_int("n_episodes", n_episodes)
         best, stats = self.solution(state)
         task = self.evaluation_task
         copies = task.n_agents if isinstance(task, MultiAgentTask) else 1
         population = replicate(best, copies)
-        mesh = self._meshes()[0]
-        split = None
-        if mesh is not None:
-            split = even_split(copies, n_episodes, mesh.shape[POP_AXIS], copies)
-        mesh = None if split is None else mesh
-        _, info = self._evaluate_on(task, population, key, n_episodes, stats, mesh, split)
-        return jnp.mean(info.returns, axis=0)
+
+        def returns(key: PRNGKey, n: int) -> Array:
+            mesh = self._meshes()[0]
+            split = None
+            if mesh is not None:
+                split = even_split(copies, n, mesh.shape[POP_AXIS], copies)
+            mesh = None if split is None else mesh
+            _, info = self._evaluate_on(task, population, key, n, stats, mesh, split)
+            return jnp.mean(info.returns, axis=0)
+
+        if task.max_steps == 1 and n_episodes > 1:
+            keys = jax.random.split(key, n_episodes)
+            return jax.lax.map(lambda k: returns(k, 1), keys).reshape(n_episodes)
+        return returns(key, n_episodes)
 
     @property
     def evaluation_task(self) -> Task:

@@ -1,8 +1,5 @@
 """The MNIST task on small synthetic subsets, against numpy cross-entropy and accuracy."""
 
-import os
-from pathlib import Path
-
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -14,6 +11,7 @@ from evolax.data.mnist import MnistData
 from evolax.policies.conv import ConvNet
 from evolax.rollout import episode_keys, evaluate
 from evolax.tasks.mnist import MNIST, MnistState
+from helpers import shared_data_dir
 
 N_TRAIN, N_TEST = 512, 256
 
@@ -160,17 +158,6 @@ def test_evaluate_conv_net_population(data, key):
         log_probs = apply(jax.tree.map(lambda x, i=i: x[i], population), state.obs)
         expected = numpy_log_likelihood(np.asarray(log_probs), np.asarray(state.labels))
         np.testing.assert_allclose(fitness[i], expected, rtol=1e-4)
-
-
-def shared_data_dir() -> Path:
-    root = os.environ.get("EVOLAX_DATA_DIR")
-    root = Path(root) if root else Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-    names = [f"{n}.gz" for n in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte")]
-    names += [f"{n}.gz" for n in ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")]
-    for folder in (root / "mnist", root):
-        if all((folder / name).is_file() for name in names):
-            return folder.resolve()
-    pytest.skip(f"MNIST .gz files not found in {root} or {root / 'mnist'} (set EVOLAX_DATA_DIR)")
 
 
 def test_loads_the_real_dataset_by_default(monkeypatch, tmp_path, key):
