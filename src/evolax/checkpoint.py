@@ -131,7 +131,7 @@ class CheckpointStore:
     ) -> None:
         """Save ``state`` under its generation: among the latest and/or as the best one."""
         leaves = flatten_state(state)
-        step = int(state.generation)
+        step = int(np.max(to_host(state.generation)))  # the seeds of a batch share it
         meta = {
             **metadata,
             "generation": step,

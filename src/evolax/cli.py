@@ -122,6 +122,13 @@ _CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
     ("--normalize-obs", {"action": "store_const", "const": True, "help": "normalise obs"}),
     ("--generations", {"type": _positive_int, "help": "generation to train up to"}),
     ("--seed", {"type": int, "help": "random seed"}),
+    (
+        "--seeds",
+        {
+            "type": _positive_int,
+            "help": "train this many seeds (--seed, --seed + 1, ...) as one vmapped program",
+        },
+    ),
     ("--log-interval", {"type": _positive_int, "help": "generations per compiled chunk"}),
     ("--test-interval", {"type": _positive_int, "help": "generations between tests"}),
     ("--test-episodes", {"type": _positive_int, "help": "episodes per test"}),
@@ -261,7 +268,7 @@ def _score(value: float | None) -> str:
 def _train(args: argparse.Namespace) -> int:
     import jax
 
-    from evolax.runner import read_config, train
+    from evolax.runner import read_config, run_seeds, train
 
     overrides = {
         flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
@@ -280,7 +287,9 @@ def _train(args: argparse.Namespace) -> int:
     else:
         config = resolve(args.config, {**overrides, "task": args.task})
         name = f"{args.config or config['task'] + ('-hard' if config['hard'] else '')}"
-        name = f"{name}-{config['algo']}-seed{config['seed']}"
+        seeds = run_seeds(config)
+        which = f"seed{seeds}" if isinstance(seeds, int) else f"seeds{seeds[0]}-{seeds[-1]}"
+        name = f"{name}-{config['algo']}-{which}"
         run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
         _check_run_dir(run_dir)
         if config["task"] == "mnist" and config["data_dir"] is None and os.environ.get(DATA_ENV):
@@ -311,7 +320,7 @@ def _train(args: argparse.Namespace) -> int:
     result = train(
         trainer,
         config["generations"],
-        seed=config["seed"],
+        seed=run_seeds(config),
         log_interval=config["log_interval"],
         test_interval=config["test_interval"],
         n_test_episodes=config["test_episodes"],
@@ -324,15 +333,25 @@ def _train(args: argparse.Namespace) -> int:
         tensorboard=args.tensorboard,
     )
     s = result.summary
+    if "seeds" in s:
+        scores = (
+            f"final test score over {len(s['seeds'])} seeds: median "
+            f"{_score(s['final_test_median'])} (IQR {_score(s['final_test_q25'])}-"
+            f"{_score(s['final_test_q75'])}); best: median {_score(s['best_test_median'])}"
+        )
+    else:
+        scores = (
+            f"final test score {_score(s['final_test_mean'])} +- "
+            f"{_score(s['final_test_std'])} over {config['test_episodes']} episodes; best "
+            f"{_score(s['best_test_mean'])}"
+        )
     print_if(
         leader,
         f"done: generation {s['generations']} after {s['total_wall_time_s']:.1f} s "
         f"({s['generations_per_s']:.2f} gen/s; this session: compile {s['compile_s']:.1f} s, "
         f"run {s['run_s']:.1f} s, tests {s['test_s']:.1f} s, checkpoints "
         f"{s['checkpoint_s']:.1f} s; {s['env_steps_per_s']:.3g} env steps/s)\n"
-        f"final test score {_score(s['final_test_mean'])} +- {_score(s['final_test_std'])} "
-        f"over {config['test_episodes']} episodes; best {_score(s['best_test_mean'])}\n"
-        f"run folder: {run_dir} (metrics.jsonl, summary.json, checkpoints/, best/)",
+        f"{scores}\nrun folder: {run_dir} (metrics.jsonl, summary.json, checkpoints/, best/)",
     )
     return 0
 
@@ -342,27 +361,48 @@ def _eval(args: argparse.Namespace) -> int:
     import jax
     import numpy as np
 
-    from evolax.runner import load_run
+    from evolax.runner import load_run, run_seeds
 
     config, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
     episodes = args.episodes or config["test_episodes"]
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
-    scores = np.asarray(eqx.filter_jit(trainer.test)(state, key, episodes))
-    print(
-        f"{config['task']} ({args.checkpoint} solution, generation {int(state.generation)}): "
-        f"mean {scores.mean():.2f} +- {scores.std():.2f}, min {scores.min():.2f}, "
-        f"max {scores.max():.2f} over {episodes} episodes"
-    )
+    seeds = run_seeds(config)
+    if isinstance(seeds, int):
+        scores = np.asarray(eqx.filter_jit(trainer.test)(state, key, episodes))
+        print(
+            f"{config['task']} ({args.checkpoint} solution, generation "
+            f"{int(state.generation)}): mean {scores.mean():.2f} +- {scores.std():.2f}, min "
+            f"{scores.min():.2f}, max {scores.max():.2f} over {episodes} episodes"
+        )
+        return 0
+    # every seed's solution, on the same episodes
+    test = eqx.filter_jit(lambda state, key, n: jax.vmap(lambda s: trainer.test(s, key, n))(state))
+    all_scores = np.asarray(test(state, key, episodes))
+    generations = np.asarray(state.generation)
+    for seed, generation, scores in zip(seeds, generations, all_scores, strict=True):
+        print(
+            f"{config['task']} seed {seed} ({args.checkpoint} solution, generation "
+            f"{int(generation)}): mean {scores.mean():.2f} +- {scores.std():.2f} over "
+            f"{episodes} episodes"
+        )
+    q25, median, q75 = np.percentile(all_scores.mean(axis=1), [25, 50, 75])
+    print(f"median over {len(seeds)} seeds: {median:.2f} (IQR {q25:.2f}-{q75:.2f})")
     return 0
 
 
 def _render(args: argparse.Namespace) -> int:
     import jax
+    import numpy as np
 
     from evolax.render import render_episode
-    from evolax.runner import load_run
+    from evolax.runner import load_run, run_seeds, seed_slice
 
-    _, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
+    config, trainer, state, meta = load_run(args.run_dir, args.checkpoint)
+    seeds = run_seeds(config)
+    if not isinstance(seeds, int):  # several seeds: the best-scoring one's solution
+        index = int(np.argmax(np.nan_to_num(np.array(meta["best_test_mean"], float), nan=-np.inf)))
+        state = seed_slice(state, index)
+        print(f"drawing seed {seeds[index]}, the best-scoring of the run's seeds")
     task = trainer.evaluation_task
     # one-step (supervised) tasks are drawn as a still of the predictions
     default = "episode.html" if hasattr(task, "render_html") else "episode.gif"

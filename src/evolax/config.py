@@ -79,6 +79,7 @@ DEFAULTS: dict[str, Any] = {
     "normalize_obs": False,
     "generations": 1000,
     "seed": 0,
+    "seeds": 1,
     "log_interval": 10,
     "test_interval": 100,
     "test_episodes": 100,

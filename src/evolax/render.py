@@ -244,8 +244,43 @@ def _read_metrics(metrics_path: Path) -> tuple[list[dict[str, Any]], list[dict[s
 
 
 def _last_per_generation(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows sorted by generation; a generation logged twice (a resumed run) keeps its last row."""
-    return sorted({row["generation"]: row for row in rows}.values(), key=lambda r: r["generation"])
+    """Rows sorted by generation (and seed, in a run of several); a generation logged twice (a
+    resumed run) keeps its last row."""
+    last = {(row["generation"], row.get("seed", 0)): row for row in rows}
+    return [last[k] for k in sorted(last)]
+
+
+def _quartiles(rows: list[dict[str, Any]], name: str) -> tuple[np.ndarray, ...]:
+    """Per generation, over the seeds' rows: generation, 25th, 50th, 75th percentile of ``name``
+    and the median wall time."""
+    generations = sorted({row["generation"] for row in rows})
+    by_generation: dict[int, list[dict[str, Any]]] = {g: [] for g in generations}
+    for row in rows:
+        by_generation[row["generation"]].append(row)
+    values = [[float(r[name]) for r in by_generation[g]] for g in generations]
+    q25, q50, q75 = np.array([np.percentile(v, [25, 50, 75]) for v in values]).T
+    wall = np.array(
+        [np.median([float(r["wall_time"]) for r in by_generation[g]]) for g in generations]
+    )
+    return np.array(generations, float), q25, q50, q75, wall
+
+
+def _plot_seeds(ax, train_rows, test_rows, x_name: str) -> None:
+    """Median over seeds, with the interquartile range as a band."""
+    n_seeds = len({row["seed"] for row in train_rows})
+    for rows, name, color, label in [
+        (train_rows, "fitness_mean", "tab:blue", "train mean"),
+        (train_rows, "fitness_max", "tab:green", "train max"),
+        (test_rows, "test_mean", "tab:red", "test mean"),
+    ]:
+        if not rows:
+            continue
+        generation, q25, q50, q75, wall = _quartiles(rows, name)
+        x = generation if x_name == "generation" else wall
+        marker = "o" if name == "test_mean" else None
+        ax.fill_between(x, q25, q75, color=color, alpha=0.2, linewidth=0)
+        ax.plot(x, q50, color=color, marker=marker, markersize=4, label=f"{label}: median")
+    ax.plot([], [], color="gray", alpha=0.4, linewidth=6, label=f"IQR over {n_seeds} seeds")
 
 
 def _column(rows: list[dict[str, Any]], name: str) -> np.ndarray:
@@ -259,6 +294,8 @@ def plot_learning_curves(
 
     Two panels, score against generation and against wall time (s): train mean and max as
     lines over a band from train min to max, and the test mean with ``test_std`` error bars.
+    For a run of several seeds (rows with a ``seed``), the median over seeds of the train mean,
+    train max and test mean, each over its interquartile range.
     Rows of a kind other than ``train`` and ``test`` are ignored; a generation logged twice (a
     run resumed from an earlier checkpoint appends to the same file) keeps its last row.
 
@@ -287,6 +324,13 @@ def plot_learning_curves(
         (axes[0], "generation", "generation"),
         (axes[1], "wall_time", "wall time (s)"),
     ]:
+        if "seed" in train_rows[0]:  # a run of several seeds
+            _plot_seeds(ax, train_rows, test_rows, x_name)
+            ax.set_xlabel(x_label)
+            ax.set_title(f"score vs {x_label}")
+            ax.grid(True, alpha=0.3)
+            ax.legend(loc="lower right")
+            continue
         x = _column(train_rows, x_name)
         ax.fill_between(
             x,

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import signal
 import threading
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from evolax.checkpoint import (
@@ -101,23 +104,45 @@ def initial_state(trainer: Trainer, seed: int) -> TrainState:
     return trainer.init(jax.random.fold_in(jax.random.key(seed), TRAIN_STREAM))
 
 
+def run_seeds(config: dict[str, Any]) -> int | list[int]:
+    """The seed of a configuration's run, or its ``seeds`` consecutive seeds from ``seed``."""
+    n = config.get("seeds", 1)
+    return config["seed"] if n == 1 else list(range(config["seed"], config["seed"] + n))
+
+
+def initial_states(trainer: Trainer, seeds: int | Sequence[int]) -> TrainState:
+    """:func:`initial_state` of one seed, or those of several stacked on a leading seed axis
+    (each seed's state as its own run would start it)."""
+    if isinstance(seeds, int):
+        return initial_state(trainer, seeds)
+    states = [initial_state(trainer, seed) for seed in seeds]
+    return jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
+
+
+def seed_slice(state: TrainState, index: int) -> TrainState:
+    """The state of one seed (``index`` along the leading seed axis) of a batched state."""
+    return cast(TrainState, jax.tree.map(lambda leaf: leaf[index], state))
+
+
 def held_out_key(seed: int, generation: int) -> jax.Array:
     """Key of the test at ``generation``: a stream training never draws from."""
     return jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), TEST_STREAM), generation)
 
 
 class _Chunks:
-    """Ahead-of-time compiled ``Trainer.run`` per chunk length, with compile and run times.
+    """Ahead-of-time compiled ``Trainer.run`` per chunk length (``vmap``-ped over a leading
+    seed axis when ``batched``), with compile and run times.
 
     The trainer's arrays (a task's dataset, say) are passed as arguments, not baked into the
     program as constants.
     """
 
-    def __init__(self, trainer: Trainer):
+    def __init__(self, trainer: Trainer, batched: bool = False):
         self._arrays, static = eqx.partition(trainer, eqx.is_array)
 
         def run(arrays, state, n):
-            return eqx.combine(arrays, static).run(state, n)
+            run_one = functools.partial(eqx.combine(arrays, static).run, n_generations=n)
+            return jax.vmap(run_one)(state) if batched else run_one(state)
 
         self._run = jax.jit(run, static_argnums=2)
         self._compiled: dict[int, Any] = {}
@@ -151,7 +176,8 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
 def load_run(
     run_dir: str | Path, which: str = "latest"
 ) -> tuple[dict[str, Any], Trainer, TrainState, dict[str, Any]]:
-    """Rebuild a run from its folder: ``(config, trainer, state, checkpoint metadata)``.
+    """Rebuild a run from its folder: ``(config, trainer, state, checkpoint metadata)``; the
+    state of a run of several seeds has a leading seed axis (:func:`run_seeds`).
 
     Args:
         run_dir: a folder written by :func:`train`.
@@ -164,7 +190,7 @@ def load_run(
     config = read_config(path)
     trainer = build_trainer(config)
     store = CheckpointStore(path, keep=config["keep_checkpoints"])
-    like = initial_state(trainer, config["seed"])
+    like = initial_states(trainer, run_seeds(config))
     try:
         if which == "best" and store.steps(BEST):
             try:
@@ -187,7 +213,7 @@ def train(
     trainer: Trainer,
     n_generations: int,
     *,
-    seed: int = 0,
+    seed: int | Sequence[int] = 0,
     log_interval: int = 10,
     test_interval: int = 100,
     n_test_episodes: int = 100,
@@ -212,7 +238,11 @@ def train(
     Args:
         trainer: the composed algorithm, policy and task.
         n_generations: the generation to train up to, positive.
-        seed: seed of the run (training and test key streams derive from it).
+        seed: seed of the run (training and test key streams derive from it); a list of
+            seeds trains them all as one ``vmap``-ped program (each seed as its own run would
+            go, up to float rounding), with a leading seed axis on the state, a metrics row
+            per seed (with a ``seed`` field), each seed's best state in ``best/``, and a
+            summary with the median and interquartile range over seeds.
         log_interval: generations per chunk at most.
         test_interval: generations between tests; the last generation is always tested.
         n_test_episodes: episodes per test.
@@ -239,10 +269,17 @@ def train(
     writer = jax.process_index() == 0
     path = None if run_dir is None else Path(run_dir)
 
-    state = initial_state(trainer, seed)  # chooses the evaluation layout, if automatic
+    seeds = None if isinstance(seed, int) else [int(s) for s in seed]
+    if seeds is not None and (not seeds or len(set(seeds)) != len(seeds)):
+        raise ValueError(f"seed must be an int or distinct ints, got {seed!r}")
+    n_seeds = 1 if seeds is None else len(seeds)
+    first = cast(int, seed) if seeds is None else seeds[0]
+    state = initial_state(trainer, first)  # chooses the evaluation layout, if automatic
     choice = trainer.chosen_layout(state)
     layout = choice.layout
-    best_test, elapsed = -np.inf, 0.0
+    if seeds is not None:
+        state = initial_states(trainer, seeds)
+    best_test, elapsed = np.full(n_seeds, -np.inf), 0.0
     store = None
     if path is not None and writer:
         store = CheckpointStore(path, keep=keep_checkpoints)
@@ -251,28 +288,31 @@ def train(
                 f"{path} already holds a run; resume it (evolax train --resume {path}) or "
                 "choose another run folder"
             )
-    if resume:  # process 0 reads the checkpoint and hands it to the others
-        leaves, scalars = flatten_state(state), np.array([0.0, -np.inf, 0, 0])
+    best_state = state  # of each seed, its best-scoring state (several seeds)
+    if resume:  # process 0 reads the checkpoints and hands them to the others
+        saved_wall, saved_layout = np.zeros(1), np.zeros(2)
+        leaves, best_leaves = flatten_state(state), flatten_state(state)
         if store is not None and store.steps():  # none yet: it starts again at generation 0
-            restored, meta = store.restore(like=state)
+            restored, saved_meta = store.restore(like=state)
             leaves = flatten_state(restored)
-            saved = meta.get("layout", {})  # the run's own layout, so it resumes exactly
-            scalars = np.array(
-                [
-                    meta.get("wall_time", 0.0),
-                    meta.get("best_test_mean", -np.inf),
-                    saved.get("devices", 0),
-                    saved.get("pop_chunk", 0),
-                ]
-            )
-        leaves, scalars = broadcast_from_first_process((leaves, scalars))
+            saved = saved_meta.get("layout", {})  # the run's own layout, so it resumes exactly
+            saved_wall[0] = saved_meta.get("wall_time", 0.0)
+            best_test[:] = saved_meta.get("best_test_mean", -np.inf)
+            saved_layout[:] = saved.get("devices", 0), saved.get("pop_chunk", 0)
+            if seeds is not None and store.steps(BEST):
+                best_leaves = flatten_state(store.restore(like=state, which=BEST)[0])
+        shared = (leaves, best_leaves, saved_wall, best_test, saved_layout)
+        leaves, best_leaves, saved_wall, best_test, saved_layout = broadcast_from_first_process(
+            shared
+        )
         state = unflatten_state(state, leaves)
-        elapsed, best_test = float(scalars[0]), float(scalars[1])
-        if scalars[2] > 0 and scalars[2] <= len(jax.devices()):  # else: another machine
-            layout = Layout(int(scalars[2]), int(scalars[3]))
+        best_state = unflatten_state(state, best_leaves)
+        elapsed = float(saved_wall[0])
+        if 0 < saved_layout[0] <= len(jax.devices()):  # else: another machine
+            layout = Layout(int(saved_layout[0]), int(saved_layout[1]))
         if store is not None:
-            truncate_rows(cast(Path, path) / METRICS, int(state.generation))
-    generation = int(state.generation)
+            truncate_rows(cast(Path, path) / METRICS, int(np.max(to_host(state.generation))))
+    generation = int(np.max(to_host(state.generation)))
     sinks: list[Sink] = []
     if writer and path is not None and tensorboard:  # first: a missing tensorboardX stops
         sinks.append(TensorBoardSink(path / "tensorboard"))  # the run before it writes
@@ -289,11 +329,18 @@ def train(
         for sink in sinks:
             sink.write(row)
 
-    chunks = _Chunks(trainer)
-    test = eqx.filter_jit(trainer.test)
+    # one seed: rows as ever; several: a row per seed, which names it
+    tags = [{}] if seeds is None else [{"seed": s} for s in seeds]
+    chunks = _Chunks(trainer, batched=seeds is not None)
+
+    def test_seeds(state: TrainState, keys: jax.Array, n: int) -> jax.Array:
+        """Each seed's state on its own held-out episodes."""
+        return jax.vmap(lambda s, k: trainer.test(s, k, n))(state, keys)
+
+    test = eqx.filter_jit(trainer.test if seeds is None else test_seeds)
     timing = {"compile_s": 0.0, "run_s": 0.0, "test_s": 0.0, "checkpoint_s": 0.0, "log_s": 0.0}
     env_steps_run = 0.0
-    last_test: dict[str, float] = {}
+    last_tests: list[dict[str, float]] = [{} for _ in range(n_seeds)]
     start = time.perf_counter()
     stopped_by = None
     stops = _StopRequests()
@@ -307,12 +354,18 @@ def train(
             timing["run_s"] += run_s
             steps = float(np.sum(history["env_steps"]))
             env_steps_run += steps
-            wall = elapsed + time.perf_counter() - start
+            wall_now = elapsed + time.perf_counter() - start
             tick = time.perf_counter()
+            per_seed: list[dict[str, np.ndarray]] = (
+                [history]
+                if seeds is None
+                else [{k: v[j] for k, v in history.items()} for j in range(n_seeds)]
+            )
             for i in range(n):  # generations of a chunk share its run time evenly
-                row = {k: float(v[i]) for k, v in history.items()}
-                row["wall_time"] = wall - run_s * (n - 1 - i) / n
-                log({"kind": "train", "generation": generation + i + 1, **row})
+                for tag, values in zip(tags, per_seed, strict=True):
+                    row = {k: float(v[i]) for k, v in values.items()}
+                    row["wall_time"] = wall_now - run_s * (n - 1 - i) / n
+                    log({"kind": "train", "generation": generation + i + 1, **tag, **row})
             generation += n
             log(
                 {
@@ -322,38 +375,54 @@ def train(
                     "compile_s": compile_s,
                     "run_s": run_s,
                     "env_steps_per_s": steps / run_s,
-                    "wall_time": wall,
+                    "wall_time": wall_now,
                 }
             )
             timing["log_s"] += time.perf_counter() - tick
 
-            improved = False
+            improved = np.zeros(n_seeds, bool)
             if generation % test_interval == 0 or generation == n_generations:
                 tick = time.perf_counter()
-                scores = to_host(test(state, held_out_key(seed, generation), n_test_episodes))
-                last_test = {
-                    "test_mean": float(scores.mean()),
-                    "test_std": float(scores.std()),
-                    "test_min": float(scores.min()),
-                    "test_max": float(scores.max()),
-                }
-                improved = last_test["test_mean"] > best_test
-                best_test = max(best_test, last_test["test_mean"])
+                if seeds is None:
+                    scores = to_host(test(state, held_out_key(first, generation), n_test_episodes))
+                    scores = scores[None]
+                else:
+                    keys = jnp.stack([held_out_key(s, generation) for s in seeds])
+                    scores = to_host(test(state, keys, n_test_episodes))
+                for j, (tag, row_scores) in enumerate(zip(tags, scores, strict=True)):
+                    last_tests[j] = {
+                        "test_mean": float(row_scores.mean()),
+                        "test_std": float(row_scores.std()),
+                        "test_min": float(row_scores.min()),
+                        "test_max": float(row_scores.max()),
+                    }
+                    test_row = {"generation": generation, **tag, **last_tests[j]}
+                    log({"kind": "test", **test_row, "wall_time": wall_now})
+                means = np.array([t["test_mean"] for t in last_tests])
+                improved = means > best_test
+                best_test = np.maximum(best_test, means)
                 timing["test_s"] += time.perf_counter() - tick
-                log({"kind": "test", "generation": generation, **last_test, "wall_time": wall})
 
             stopped_by = stops.requested()
             periodic = generation % checkpoint_interval == 0 or generation == n_generations
             periodic = periodic or stopped_by is not None  # nothing is lost on a stop
-            if store is not None and (periodic or improved):
+            if store is not None and (periodic or improved.any()):
                 tick = time.perf_counter()
-                meta = {
+                meta: dict[str, Any] = {
                     "wall_time": elapsed + time.perf_counter() - start,
-                    "best_test_mean": best_test,
                     "layout": dataclasses.asdict(layout),
-                    **last_test,
                 }
-                store.save(state, meta, latest=periodic, best=improved)
+                if seeds is None:
+                    meta.update(best_test_mean=float(best_test[0]), **last_tests[0])
+                    store.save(state, meta, latest=periodic, best=bool(improved[0]))
+                else:  # the latest states, and each seed's best state so far
+                    meta.update(seeds=seeds, best_test_mean=best_test.tolist())
+                    meta["test_mean"] = [t.get("test_mean") for t in last_tests]
+                    best_state = _where_seeds(improved, state, best_state)
+                    if periodic:
+                        store.save(state, meta, latest=True)
+                    if improved.any():
+                        store.save(best_state, meta, latest=False, best=True)
                 timing["checkpoint_s"] += time.perf_counter() - tick
             if stopped_by is not None:
                 break
@@ -365,22 +434,33 @@ def train(
             store.close()
 
     wall = time.perf_counter() - start
-    summary = {
+    best = [None if b == -np.inf else float(b) for b in best_test]
+    summary: dict[str, Any] = {
         "generations": generation,
         "wall_time_s": wall,
         "total_wall_time_s": elapsed + wall,
         **timing,
         "generations_per_s": generation / (elapsed + wall),
-        "env_steps": float(to_host(state.env_steps)),
+        "env_steps": float(np.sum(to_host(state.env_steps))),
         "env_steps_per_s": env_steps_run / max(timing["run_s"], 1e-9),
-        "final_test_mean": last_test.get("test_mean"),
-        "final_test_std": last_test.get("test_std"),
-        "best_test_mean": None if best_test == -np.inf else best_test,
         "layout": dataclasses.asdict(layout),
         "layout_source": choice.source,
         "layout_tuning_s": choice.tuning_seconds,
         "interrupted": stopped_by,
     }
+    if seeds is None:
+        summary["final_test_mean"] = last_tests[0].get("test_mean")
+        summary["final_test_std"] = last_tests[0].get("test_std")
+        summary["best_test_mean"] = best[0]
+    else:
+        finals = [t.get("test_mean") for t in last_tests]
+        summary["seeds"] = seeds
+        summary["per_seed"] = [
+            {"seed": s, "final_test_mean": f, "best_test_mean": b}
+            for s, f, b in zip(seeds, finals, best, strict=True)
+        ]
+        summary.update(_spread("final_test", finals))
+        summary.update(_spread("best_test", best))
     if store is not None:
         write_json_atomic(cast(Path, path) / SUMMARY, summary)
     result = TrainResult(state=state, summary=summary)
@@ -389,13 +469,43 @@ def train(
     return result
 
 
+def _where_seeds(mask: np.ndarray, new: TrainState, old: TrainState) -> TrainState:
+    """Per seed (leading axis), ``new`` where ``mask`` else ``old``."""
+
+    def pick(a, b):
+        if jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key):
+            keys = jnp.where(
+                _expand(mask, a.ndim + 1), jax.random.key_data(a), jax.random.key_data(b)
+            )
+            return jax.random.wrap_key_data(keys)
+        return jnp.where(_expand(mask, a.ndim), a, b)
+
+    return jax.tree.map(pick, new, old)
+
+
+def _expand(mask: np.ndarray, ndim: int) -> np.ndarray:
+    return mask.reshape(mask.shape + (1,) * (ndim - 1))
+
+
+def _spread(name: str, values: list[float | None]) -> dict[str, float | None]:
+    """Median and interquartile range of the seeds' ``values`` (``None``: untested)."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return {f"{name}_median": None, f"{name}_q25": None, f"{name}_q75": None}
+    q25, median, q75 = np.percentile(known, [25, 50, 75])
+    return {f"{name}_median": median, f"{name}_q25": q25, f"{name}_q75": q75}
+
+
 __all__ = [
     "CheckpointError",
     "TrainResult",
     "TrainingInterrupted",
     "held_out_key",
     "initial_state",
+    "initial_states",
     "load_run",
     "read_config",
+    "run_seeds",
+    "seed_slice",
     "train",
 ]
