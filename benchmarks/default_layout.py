@@ -29,17 +29,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from results_table import RESULTS, previous_rows, write_results
 from side_by_side import serve, time_workers
 
-RESULTS = Path(__file__).parent / "results"
 #: The layouts the presets set by hand at 0.1.0: (CPU devices, pop_chunk); None: as the CLI
 #: did (all devices that split the population, the whole of each device's share at once).
 TUNED = {"mnist": (1, 1), "image_approximation": (None, 16)}
@@ -175,27 +173,12 @@ def main() -> None:
     from evolax.config import PRESETS
 
     out = RESULTS / "default_layout.json"
-    rows = {row["preset"]: row for row in _previous(out)}  # presets not measured again stay
+    rows = {row["preset"]: row for row in previous_rows(out)}  # presets not measured again stay
     for preset in args.presets or list(PRESETS):
         rows[preset] = measure(preset, args.cli_limit)
         ordered = [rows[p] for p in PRESETS if p in rows]
-        RESULTS.mkdir(exist_ok=True)
-        result = {
-            "benchmark": "default_layout",
-            "rows": ordered,
-            "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-            "python": sys.version.split()[0],
-        }
-        out.write_text(json.dumps(result, indent=2))  # after every preset
-        (RESULTS / "default_layout.md").write_text(table(ordered) + "\n")
+        write_results(out, "default_layout", ordered, table)  # after every preset
     print(table(ordered))
-
-
-def _previous(path: Path) -> list[dict]:
-    try:
-        return json.loads(path.read_text())["rows"]
-    except (OSError, ValueError, KeyError):
-        return []
 
 
 if __name__ == "__main__":

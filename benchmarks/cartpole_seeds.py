@@ -1,0 +1,176 @@
+"""The cart-pole presets over many seeds, against EvoJAX's published scores; and what running
+the seeds as one vmapped program saves against one run after another.
+
+For each preset, `evolax.train` runs its configuration (EvoJAX's: PGPE pop 64, 16 repeats,
+MLP [64, 64], 1000 generations, a 100-episode test every 100) for `--seeds` seeds (the
+preset's seed, 42, and the next ones) as one vmapped program, and the preset's own seed alone
+as one run. Per seed it reads the first test at or above the target (900 easy, 600 hard, the
+scores EvoJAX's README reports reaching), the final and the best test. Reported: the median
+and interquartile range over seeds. Seconds to the target are the seed's generation times the
+single run's seconds per generation (its wall time, compilation and tests included, over its
+generations): what a run of that seed alone would take. The speed-up of vmapping is the
+single run's wall time times the number of seeds over the vmapped run's wall time. Writes
+`benchmarks/results/cartpole_seeds.json` and `.md` (the table `docs/results.md` quotes).
+
+    python benchmarks/cartpole_seeds.py                        # easy and hard, 8 seeds
+    python benchmarks/cartpole_seeds.py --optimizer evojax_adam cartpole_easy
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import evolax
+from evolax.config import build_trainer, resolve
+from evolax.logging import read_rows
+from evolax.runner import run_seeds, train
+from results_table import RESULTS, previous_rows, write_results
+
+TARGETS = {"cartpole_easy": 900.0, "cartpole_hard": 600.0}
+#: EvoJAX 0.2.17's README table (final test scores) and, on this machine, its own run of
+#: the easy configuration (one seed): 275 generations and 23.8 minutes to 900.
+EVOJAX = {"cartpole_easy": 935.0, "cartpole_hard": 631.0}
+
+
+def train_run(config: dict, seeds: int | list[int]) -> tuple[dict, list[dict], float]:
+    """Summary, test rows and wall seconds of one `evolax.train` run of ``config``."""
+    trainer = build_trainer(config)
+    with tempfile.TemporaryDirectory() as run_dir:
+        start = time.perf_counter()
+        result = train(
+            trainer,
+            config["generations"],
+            seed=seeds,
+            log_interval=config["log_interval"],
+            test_interval=config["test_interval"],
+            n_test_episodes=config["test_episodes"],
+            run_dir=run_dir,
+            config=config,
+            progress=False,
+            checkpoint_interval=config["checkpoint_interval"],
+        )
+        wall = time.perf_counter() - start
+        tests = [row for row in read_rows(Path(run_dir) / "metrics.jsonl") if row["kind"] == "test"]
+    return result.summary, tests, wall
+
+
+def first_at(tests: list[dict], target: float) -> int | None:
+    """The generation of the first test at or above ``target`` (``None``: never)."""
+    return next((row["generation"] for row in tests if row["test_mean"] >= target), None)
+
+
+def quartiles(values: list[float | None]) -> dict:
+    """Median and interquartile range (``None`` where a seed never got there)."""
+    known = [v for v in values if v is not None]
+    if len(known) < len(values):  # a seed that never reached it counts as worse than all
+        known += [np.inf] * (len(values) - len(known))
+    with np.errstate(invalid="ignore"):  # inf - inf between two seeds that never got there
+        q25, median, q75 = np.nan_to_num(np.percentile(known, [25, 50, 75]), nan=np.inf)
+    return {
+        "median": float(median),
+        "q25": float(q25),
+        "q75": float(q75),
+        "reached": sum(v is not None for v in values),
+        "of": len(values),
+    }
+
+
+def measure(preset: str, n_seeds: int, optimizer: str | None, generations: int | None) -> dict:
+    overrides: dict = {"optimizer": optimizer} if optimizer else {}
+    if generations:
+        overrides["generations"] = generations
+    config = resolve(preset, overrides)
+    single_summary, single_tests, single_wall = train_run(config, config["seed"])
+    batch = resolve(preset, {**overrides, "seeds": n_seeds})
+    seeds = run_seeds(batch)
+    summary, tests, wall = train_run(batch, seeds)
+    per_gen = single_wall / config["generations"]
+    target = TARGETS[preset]
+    per_seed = []
+    for seed in seeds:
+        rows = [row for row in tests if row["seed"] == seed]
+        generation = first_at(rows, target)
+        per_seed.append(
+            {
+                "seed": seed,
+                "generation_to_target": generation,
+                "seconds_to_target": None if generation is None else generation * per_gen,
+                "final": rows[-1]["test_mean"],
+                "best": max(row["test_mean"] for row in rows),
+            }
+        )
+    return {
+        "preset": preset,
+        "optimizer": config["optimizer"],
+        "target": target,
+        "evojax_final": EVOJAX[preset],
+        "seeds": seeds,
+        "per_seed": per_seed,
+        "generation_to_target": quartiles([s["generation_to_target"] for s in per_seed]),
+        "seconds_to_target": quartiles([s["seconds_to_target"] for s in per_seed]),
+        "final": quartiles([s["final"] for s in per_seed]),
+        "best": quartiles([s["best"] for s in per_seed]),
+        "single_run": {
+            "seed": config["seed"],
+            "wall_s": single_wall,
+            "generation_to_target": first_at(single_tests, target),
+            "final": single_summary["final_test_mean"],
+        },
+        "vmapped_run": {"wall_s": wall, "layout": summary["layout"]},
+        "vmap_speedup": single_wall * len(seeds) / wall,
+    }
+
+
+def _cell(stats: dict, digits: int = 0) -> str:
+    def fmt(x):
+        return "never" if x == np.inf else f"{x:.{digits}f}"
+
+    reached = "" if stats["reached"] == stats["of"] else f" ({stats['reached']} reached)"
+    return f"{fmt(stats['median'])} ({fmt(stats['q25'])}-{fmt(stats['q75'])}){reached}"
+
+
+def table(rows: list[dict]) -> str:
+    lines = [
+        "| preset | optimizer | seeds | first test >= target: generation | seconds | final "
+        "| best | EvoJAX final | vmapped run / one run per seed |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        one_by_one = row["single_run"]["wall_s"] * len(row["seeds"])
+        lines.append(
+            f"| {row['preset']} (target {row['target']:.0f}) | {row['optimizer']} "
+            f"| {len(row['seeds'])} | {_cell(row['generation_to_target'])} "
+            f"| {_cell(row['seconds_to_target'])} | {_cell(row['final'], 1)} "
+            f"| {_cell(row['best'], 1)} | {row['evojax_final']:.0f} "
+            f"| {row['vmapped_run']['wall_s']:.0f} s / {one_by_one:.0f} s "
+            f"= {row['vmap_speedup']:.2f}x faster |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("presets", nargs="*", default=list(TARGETS), choices=list(TARGETS))
+    parser.add_argument("--seeds", type=int, default=8, help="seeds per preset")
+    parser.add_argument("--optimizer", help="centre optimizer instead of the preset's")
+    parser.add_argument("--generations", type=int, help="instead of the preset's (smoke tests)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "cartpole_seeds.json")
+    args = parser.parse_args()
+    evolax.use_cpu_cores()
+
+    rows = {(r["preset"], r["optimizer"]): r for r in previous_rows(args.out)}
+    for preset in args.presets:
+        row = measure(preset, args.seeds, args.optimizer, args.generations)
+        rows[(row["preset"], row["optimizer"])] = row
+        ordered = sorted(rows.values(), key=lambda r: (r["preset"], r["optimizer"]))
+        write_results(args.out, "cartpole_seeds", ordered, table)  # after every preset
+        print(table(ordered), flush=True)
+
+
+if __name__ == "__main__":
+    main()
