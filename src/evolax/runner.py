@@ -70,7 +70,7 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 class _StopRequests:
     """While active, the first SIGINT or SIGTERM only asks the run to stop after its current
-    chunk; a second SIGINT stops it at once (``KeyboardInterrupt``)."""
+    chunk; a second one stops it at once (``KeyboardInterrupt``)."""
 
     def __init__(self) -> None:
         self.signal_name: str | None = None
@@ -83,7 +83,7 @@ class _StopRequests:
         return self
 
     def _handle(self, number: int, frame: Any) -> None:
-        if self.signal_name is not None and number == signal.SIGINT:
+        if self.signal_name is not None:  # asked twice: stop now
             raise KeyboardInterrupt
         self.signal_name = signal.Signals(number).name
 
