@@ -44,7 +44,10 @@ def assert_same_runs(a, b):
         np.testing.assert_array_equal(x, y)
 
 
-@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(
+    "signal_number",
+    [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)],  # the same path
+)
 def test_a_stop_before_the_first_checkpoint_resumes_exactly(tmp_path, signal_number):
     stopped = tmp_path / "stopped"
     process = subprocess.Popen(
