@@ -11,7 +11,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import equinox as eqx
 import jax
@@ -41,6 +41,7 @@ from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
 
 TRAIN_STREAM, TEST_STREAM = 0, 1
+T = TypeVar("T")
 METRICS, SUMMARY, CONFIG = "metrics.jsonl", "summary.json", "config.json"
 
 
@@ -69,25 +70,25 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 
 class _StopRequests:
-    """While active, the first SIGINT or SIGTERM only asks the run to stop after its current
+    """Once installed, the first SIGINT or SIGTERM only asks the run to stop after its current
     chunk; a second one stops it at once (``KeyboardInterrupt``)."""
 
     def __init__(self) -> None:
         self.signal_name: str | None = None
         self._previous: dict[int, Any] = {}
 
-    def __enter__(self) -> _StopRequests:
+    def install(self) -> None:
         if threading.current_thread() is threading.main_thread():  # else: signals not ours
             for number in (signal.SIGINT, signal.SIGTERM):
                 self._previous[number] = signal.signal(number, self._handle)
-        return self
 
     def _handle(self, number: int, frame: Any) -> None:
         if self.signal_name is not None:  # asked twice: stop now
             raise KeyboardInterrupt
         self.signal_name = signal.Signals(number).name
 
-    def __exit__(self, *exc: object) -> None:
+    def restore(self) -> None:
+        """Put back the handlers :meth:`install` replaced."""
         for number, handler in self._previous.items():
             signal.signal(number, handler)
 
@@ -119,9 +120,10 @@ def initial_states(trainer: Trainer, seeds: int | Sequence[int]) -> TrainState:
     return jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
 
 
-def seed_slice(state: TrainState, index: int) -> TrainState:
-    """The state of one seed (``index`` along the leading seed axis) of a batched state."""
-    return cast(TrainState, jax.tree.map(lambda leaf: leaf[index], state))
+def seed_slice(tree: T, index: int) -> T:
+    """One seed's part (``index`` along the leading seed axis) of a batched state (or of
+    batched metrics)."""
+    return cast(T, jax.tree.map(lambda leaf: leaf[index], tree))
 
 
 def held_out_key(seed: int, generation: int) -> jax.Array:
@@ -291,7 +293,7 @@ def train(
     best_state = state  # of each seed, its best-scoring state (several seeds)
     if resume:  # process 0 reads the checkpoints and hands them to the others
         saved_wall, saved_layout = np.zeros(1), np.zeros(2)
-        leaves, best_leaves = flatten_state(state), flatten_state(state)
+        leaves = best_leaves = flatten_state(state)
         if store is not None and store.steps():  # none yet: it starts again at generation 0
             restored, saved_meta = store.restore(like=state)
             leaves = flatten_state(restored)
@@ -310,9 +312,9 @@ def train(
         elapsed = float(saved_wall[0])
         if 0 < saved_layout[0] <= len(jax.devices()):  # else: another machine
             layout = Layout(int(saved_layout[0]), int(saved_layout[1]))
-        if store is not None:
-            truncate_rows(cast(Path, path) / METRICS, int(np.max(to_host(state.generation))))
-    generation = int(np.max(to_host(state.generation)))
+    generation = int(np.max(to_host(state.generation)))  # the seeds of a batch share it
+    if resume and store is not None:
+        truncate_rows(cast(Path, path) / METRICS, generation)
     sinks: list[Sink] = []
     if writer and path is not None and tensorboard:  # first: a missing tensorboardX stops
         sinks.append(TensorBoardSink(path / "tensorboard"))  # the run before it writes
@@ -345,7 +347,7 @@ def train(
     stopped_by = None
     stops = _StopRequests()
     try:
-        stops.__enter__()
+        stops.install()
         while generation < n_generations:
             intervals = (log_interval, test_interval, checkpoint_interval)
             n = _next_boundary(generation, n_generations, intervals) - generation
@@ -356,10 +358,8 @@ def train(
             env_steps_run += steps
             wall_now = elapsed + time.perf_counter() - start
             tick = time.perf_counter()
-            per_seed: list[dict[str, np.ndarray]] = (
-                [history]
-                if seeds is None
-                else [{k: v[j] for k, v in history.items()} for j in range(n_seeds)]
+            per_seed = (
+                [history] if seeds is None else [seed_slice(history, j) for j in range(n_seeds)]
             )
             for i in range(n):  # generations of a chunk share its run time evenly
                 for tag, values in zip(tags, per_seed, strict=True):
@@ -427,7 +427,7 @@ def train(
             if stopped_by is not None:
                 break
     finally:
-        stops.__exit__()
+        stops.restore()
         for sink in sinks:
             sink.close()
         if store is not None:
@@ -471,20 +471,11 @@ def train(
 
 def _where_seeds(mask: np.ndarray, new: TrainState, old: TrainState) -> TrainState:
     """Per seed (leading axis), ``new`` where ``mask`` else ``old``."""
-
-    def pick(a, b):
-        if jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key):
-            keys = jnp.where(
-                _expand(mask, a.ndim + 1), jax.random.key_data(a), jax.random.key_data(b)
-            )
-            return jax.random.wrap_key_data(keys)
-        return jnp.where(_expand(mask, a.ndim), a, b)
-
-    return jax.tree.map(pick, new, old)
-
-
-def _expand(mask: np.ndarray, ndim: int) -> np.ndarray:
-    return mask.reshape(mask.shape + (1,) * (ndim - 1))
+    picked = [
+        np.where(mask.reshape(-1, *[1] * (a.ndim - 1)), a, b)
+        for a, b in zip(flatten_state(new), flatten_state(old), strict=True)
+    ]
+    return unflatten_state(new, picked)
 
 
 def _spread(name: str, values: list[float | None]) -> dict[str, float | None]:
