@@ -119,14 +119,17 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     every = settings()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("algos", nargs="*", default=list(every), choices=list(every))
+    parser.add_argument("algos", nargs="*", help=f"default: all of {', '.join(every)}")
     parser.add_argument("--seeds", type=int, default=8, help="seeds per algorithm")
     parser.add_argument("--generations", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=RESULTS / "cartpole_per_algorithm.json")
     args = parser.parse_args()
+    unknown = sorted(set(args.algos) - set(every))
+    if unknown:
+        parser.error(f"unknown algorithms {unknown}; choose from {list(every)}")
     evolax.use_cpu_cores()
     rows = {row["algo"]: row for row in previous_rows(args.out)}
-    for name in args.algos:
+    for name in args.algos or list(every):
         rows[name] = measure(name, every[name][0], args.seeds, args.generations)
         ordered = [rows[n] for n in every if n in rows]
         write_results(args.out, "cartpole_per_algorithm", ordered, table)

@@ -1,7 +1,13 @@
-"""Run by test_sharding.py in a subprocess with 8 fake CPU devices; prints JSON results."""
+"""Run by test_sharding.py in a subprocess with 8 fake CPU devices; prints JSON results.
+
+``python sharding_script.py`` checks the population split (the default test);
+``python sharding_script.py more`` vmaps and composes on the mesh, splits episodes where the
+population cannot be split, and splits tests (the slow test).
+"""
 
 import json
 import os
+import sys
 
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 
@@ -27,121 +33,124 @@ def trainer(mesh, std_lr=0.1):
     )
 
 
-out = {"n_devices": len(jax.devices()), "history": {}, "obs_count": {}}
-for n in (1, 2, 8):
-    t = trainer(population_mesh(jax.devices()[:n]))
-    state, history = jax.jit(t.run, static_argnums=1)(t.init(jax.random.key(0)), 3)
-    out["history"][n] = np.asarray(history["fitness_mean"]).tolist()
-    out["obs_count"][n] = float(state.obs_stats.count)
-
-mesh = population_mesh()
-t = trainer(mesh)
-population, _ = t.algorithm.ask(jax.random.key(1), t.init(jax.random.key(0)).algo_state)
-fitness, info = jax.jit(t._evaluate)(population, jax.random.key(2), None)
-out["fitness_spec"] = list(fitness.sharding.spec)
-out["shard_shapes"] = [list(s.data.shape) for s in info.returns.addressable_shards]
-
-# the state a step returns is placed as the one it took: calling a jitted run again on it
-# does not trace (and compile) again
-traces = []
-
-
-def counted(state):
-    traces.append(None)
-    return t.run(state, 2)
-
-
-run = jax.jit(counted)
-run(run(t.init(jax.random.key(0)))[0])
-out["run_traces"] = len(traces)
-
-# vmap over seeds and over a hyperparameter, on the 8-device mesh, against separate runs
-keys = jax.random.split(jax.random.key(3), 2)
-one_seed = jax.jit(lambda k: t.run(t.init(k), 2)[1]["fitness_mean"])
-batched = jax.jit(jax.vmap(one_seed))(keys)
-single = [one_seed(k) for k in keys]
-out["vmap_seeds_error"] = float(np.max(np.abs(np.asarray(batched) - np.stack(single))))
-lrs = jnp.array([0.0, 0.3])
-stds = jax.jit(
-    jax.vmap(lambda lr: jnp.mean(trainer(mesh, lr).run(t.init(keys[0]), 2)[0].algo_state.std))
-)(lrs)
-out["vmap_std_lr"] = np.asarray(stds).tolist()
-
-
-# composed with a user's own computation sharded on the same mesh, in one jit
-@jax.jit
-def user_program(state, features):
-    state, history = t.run(state, 2)
-    features = jax.lax.with_sharding_constraint(features, NamedSharding(mesh, P(POP_AXIS)))
-    return state, history["fitness_max"], jnp.sum(jnp.tanh(features) ** 2)
-
-
-features = jax.device_put(jnp.ones((16, 4)), NamedSharding(mesh, P(POP_AXIS)))
-_, best, total = user_program(t.init(jax.random.key(0)), features)
-out["composed"] = [np.asarray(best).tolist(), float(total)]
-
-try:
-    Trainer(algorithm=PGPE(pop_size=18), policy=MLP(), task=CartPoleSwingUp(), mesh=mesh)
-except ValueError as error:
-    out["error"] = str(error)
-
-
-# a population too small to split (one 4-agent world; 6 cart-poles on 8 devices): the
-# devices split the episodes instead, with the results of one device
-def small(task, pop_size, mesh):
-    return Trainer(
-        algorithm=PGPE(pop_size=pop_size),
-        policy=MLP(hidden_sizes=(8,)),
-        task=task,
-        n_repeats=8,
-        normalize_obs=True,
-        mesh=mesh,
-    )
-
-
-out["split_repeats"] = {}
-for name, task, pop_size in [
-    ("waterworld_ma", MultiAgentWaterWorld(n_agents=4, max_steps=20), 4),
-    ("cartpole", CartPoleSwingUp(max_steps=40), 6),
-]:
-    rows = out["split_repeats"][name] = {}
+def population_split(out, mesh, t):
+    """The default test's checks: the population split over 1, 2 and 8 devices."""
+    out.update(history={}, obs_count={})
     for n in (1, 2, 8):
-        t = small(task, pop_size, population_mesh(jax.devices()[:n]))
-        state, history = jax.jit(t.run, static_argnums=1)(t.init(jax.random.key(0)), 2)
-        rows[n] = {
-            "split": t.split,
-            "fitness": np.asarray(history["fitness_mean"]).tolist(),
-            "obs_count": float(state.obs_stats.count),
-            "obs_mean": np.asarray(state.obs_stats.mean).tolist(),
-        }
-t = small(MultiAgentWaterWorld(n_agents=4, max_steps=20), 4, mesh)
-start = t.init(jax.random.key(0))
-population, _ = t.algorithm.ask(jax.random.key(1), start.algo_state)
-fitness, info = jax.jit(t._evaluate)(population, jax.random.key(2), start.obs_stats)
-out["split_repeats_returns"] = [list(s.data.shape) for s in info.returns.addressable_shards]
-# Trainer.test: the devices split the test episodes where they divide evenly (8 episodes), with
-# the returns of one device; else one device runs them all (3 episodes)
-task = CartPoleSwingUp(max_steps=40)
-start = small(task, 6, None).init(jax.random.key(0))
-returns = {
-    name: jax.jit(small(task, 6, m).test, static_argnums=2)(start, jax.random.key(4), n)
-    for name, m, n in [("one", None, 8), ("split", mesh, 8), ("uneven", mesh, 3)]
-}
-out["test_returns"] = [np.asarray(returns[name]).tolist() for name in ("one", "split")]
-out["test_devices"] = [len(returns[name].sharding.device_set) for name in ("split", "uneven")]
-try:
-    Trainer(
-        algorithm=PGPE(pop_size=4),
-        policy=MLP(),
-        task=MultiAgentWaterWorld(n_agents=4),
-        n_repeats=12,
-        mesh=mesh,
-    )
-except ValueError as error:
-    out["split_error"] = str(error)
-# the default mesh: the most devices that split the population, or else the episodes
-out["default_mesh"] = [
-    default_mesh(pop, repeats, group).size
-    for pop, repeats, group in [(16, 64, 16), (16, 3, 16), (18, 3, 1), (16, 1, 1)]
-]
+        each = trainer(population_mesh(jax.devices()[:n]))
+        state, history = jax.jit(each.run, static_argnums=1)(each.init(jax.random.key(0)), 3)
+        out["history"][n] = np.asarray(history["fitness_mean"]).tolist()
+        out["obs_count"][n] = float(state.obs_stats.count)
+
+    population, _ = t.algorithm.ask(jax.random.key(1), t.init(jax.random.key(0)).algo_state)
+    fitness, info = jax.jit(t._evaluate)(population, jax.random.key(2), None)
+    out["fitness_spec"] = list(fitness.sharding.spec)
+    out["shard_shapes"] = [list(s.data.shape) for s in info.returns.addressable_shards]
+
+    # the state a step returns is placed as the one it took: calling a jitted run again on it
+    # does not trace (and compile) again
+    traces = []
+
+    def counted(state):
+        traces.append(None)
+        return t.run(state, 2)
+
+    run = jax.jit(counted)
+    run(run(t.init(jax.random.key(0)))[0])
+    out["run_traces"] = len(traces)
+
+    try:
+        Trainer(algorithm=PGPE(pop_size=18), policy=MLP(), task=CartPoleSwingUp(), mesh=mesh)
+    except ValueError as error:
+        out["error"] = str(error)
+
+    # the default mesh: the most devices that split the population, or else the episodes
+    out["default_mesh"] = [
+        default_mesh(pop, repeats, group).size
+        for pop, repeats, group in [(16, 64, 16), (16, 3, 16), (18, 3, 1), (16, 1, 1)]
+    ]
+
+
+def more(out, mesh, t):
+    """The slow test's checks: vmaps and compositions on the mesh, episode and test splits."""
+    # vmap over seeds and over a hyperparameter, on the 8-device mesh, against separate runs
+    keys = jax.random.split(jax.random.key(3), 2)
+    one_seed = jax.jit(lambda k: t.run(t.init(k), 2)[1]["fitness_mean"])
+    batched = jax.jit(jax.vmap(one_seed))(keys)
+    single = [one_seed(k) for k in keys]
+    out["vmap_seeds_error"] = float(np.max(np.abs(np.asarray(batched) - np.stack(single))))
+    lrs = jnp.array([0.0, 0.3])
+    stds = jax.jit(
+        jax.vmap(lambda lr: jnp.mean(trainer(mesh, lr).run(t.init(keys[0]), 2)[0].algo_state.std))
+    )(lrs)
+    out["vmap_std_lr"] = np.asarray(stds).tolist()
+
+    # composed with a user's own computation sharded on the same mesh, in one jit
+    @jax.jit
+    def user_program(state, features):
+        state, history = t.run(state, 2)
+        features = jax.lax.with_sharding_constraint(features, NamedSharding(mesh, P(POP_AXIS)))
+        return state, history["fitness_max"], jnp.sum(jnp.tanh(features) ** 2)
+
+    features = jax.device_put(jnp.ones((16, 4)), NamedSharding(mesh, P(POP_AXIS)))
+    _, best, total = user_program(t.init(jax.random.key(0)), features)
+    out["composed"] = [np.asarray(best).tolist(), float(total)]
+
+    # a population too small to split (one 4-agent world; 6 cart-poles on 8 devices): the
+    # devices split the episodes instead, with the results of one device
+    def small(task, pop_size, mesh):
+        return Trainer(
+            algorithm=PGPE(pop_size=pop_size),
+            policy=MLP(hidden_sizes=(8,)),
+            task=task,
+            n_repeats=8,
+            normalize_obs=True,
+            mesh=mesh,
+        )
+
+    out["split_repeats"] = {}
+    for name, task, pop_size in [
+        ("waterworld_ma", MultiAgentWaterWorld(n_agents=4, max_steps=20), 4),
+        ("cartpole", CartPoleSwingUp(max_steps=40), 6),
+    ]:
+        rows = out["split_repeats"][name] = {}
+        for n in (1, 2, 8):
+            t = small(task, pop_size, population_mesh(jax.devices()[:n]))
+            state, history = jax.jit(t.run, static_argnums=1)(t.init(jax.random.key(0)), 2)
+            rows[n] = {
+                "split": t.split,
+                "fitness": np.asarray(history["fitness_mean"]).tolist(),
+                "obs_count": float(state.obs_stats.count),
+                "obs_mean": np.asarray(state.obs_stats.mean).tolist(),
+            }
+    t = small(MultiAgentWaterWorld(n_agents=4, max_steps=20), 4, mesh)
+    start = t.init(jax.random.key(0))
+    population, _ = t.algorithm.ask(jax.random.key(1), start.algo_state)
+    _, info = jax.jit(t._evaluate)(population, jax.random.key(2), start.obs_stats)
+    out["split_repeats_returns"] = [list(s.data.shape) for s in info.returns.addressable_shards]
+    # Trainer.test: the devices split the test episodes where they divide evenly (8 episodes), with
+    # the returns of one device; else one device runs them all (3 episodes)
+    task = CartPoleSwingUp(max_steps=40)
+    start = small(task, 6, None).init(jax.random.key(0))
+    returns = {
+        name: jax.jit(small(task, 6, m).test, static_argnums=2)(start, jax.random.key(4), n)
+        for name, m, n in [("one", None, 8), ("split", mesh, 8), ("uneven", mesh, 3)]
+    }
+    out["test_returns"] = [np.asarray(returns[name]).tolist() for name in ("one", "split")]
+    out["test_devices"] = [len(returns[name].sharding.device_set) for name in ("split", "uneven")]
+    try:
+        Trainer(
+            algorithm=PGPE(pop_size=4),
+            policy=MLP(),
+            task=MultiAgentWaterWorld(n_agents=4),
+            n_repeats=12,
+            mesh=mesh,
+        )
+    except ValueError as error:
+        out["split_error"] = str(error)
+
+
+out = {"n_devices": len(jax.devices())}
+mesh = population_mesh()
+(more if sys.argv[1:] == ["more"] else population_split)(out, mesh, trainer(mesh))
 print(json.dumps(out))

@@ -169,6 +169,7 @@ def test_version(tmp_path):
     assert result.returncode == 0 and result.stdout.startswith("evolax ")
 
 
+@pytest.mark.slow  # 25 s: a one-step task's eval is batched like any other's
 def test_eval_of_an_mnist_run_fits_in_2_gb(tmp_path):
     """`eval` takes its episodes from the run (MNIST's test is the whole test set, once), runs
     a one-step task's episodes one after another, and finds the data the run recorded."""

@@ -49,6 +49,8 @@ def assert_same_runs(a, b):
     [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)],  # the same path
 )
 def test_a_stop_before_the_first_checkpoint_resumes_exactly(tmp_path, signal_number):
+    """The stopped run resumes as if it had not stopped; so does a copy of its configuration
+    alone, from generation 0."""
     stopped = tmp_path / "stopped"
     process = subprocess.Popen(
         evolax_command("train", *FLAGS, "--generations", "1000000", "--run-dir", stopped),
@@ -81,15 +83,11 @@ def test_a_stop_before_the_first_checkpoint_resumes_exactly(tmp_path, signal_num
     train(*FLAGS, "--generations", total, "--run-dir", reference, cwd=tmp_path)
     assert_same_runs(stopped, reference)
 
-
-def test_a_run_without_checkpoints_resumes_from_generation_0(tmp_path):
-    """A run that stopped before it saved anything (a crash, a failed start) keeps its
-    configuration, and --resume starts it again from generation 0."""
-    reference = tmp_path / "reference"
-    train(*FLAGS, "--generations", "4", "--run-dir", reference, cwd=tmp_path)
+    # a run that stopped before it saved anything (a crash, a failed start) keeps its
+    # configuration, and --resume starts it again from generation 0
     bare = tmp_path / "bare"
     bare.mkdir()
     shutil.copy(reference / "config.json", bare / "config.json")
     (bare / "metrics.jsonl").write_text('{"kind": "train", "generation": 1}\n')  # torn start
-    train("--resume", bare, cwd=tmp_path)
+    train("--resume", bare, "--generations", total, cwd=tmp_path)
     assert_same_runs(bare, reference)

@@ -13,7 +13,7 @@ from helpers import evolax_command, metric_rows
 
 ARGS = [
     "train", "cartpole", "--pop-size", "8", "--n-repeats", "2", "--max-steps", "200",
-    "--hidden-sizes", "8", "--generations", "40", "--log-interval", "2", "--test-interval", "4",
+    "--hidden-sizes", "8", "--generations", "16", "--log-interval", "2", "--test-interval", "4",
     "--checkpoint-interval", "1", "--keep-checkpoints", "2", "--test-episodes", "4",
     "--seed", "3", "--no-progress",
 ]  # fmt: skip
@@ -52,7 +52,7 @@ def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
 
     _, _, a, meta_a = load_run(straight)
     _, _, b, meta_b = load_run(killed)
-    assert meta_a["generation"] == meta_b["generation"] == 40
+    assert meta_a["generation"] == meta_b["generation"] == 16
     for x, y in zip(
         jax.tree.leaves(a.replace(key=jax.random.key_data(a.key))),
         jax.tree.leaves(b.replace(key=jax.random.key_data(b.key))),

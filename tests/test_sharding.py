@@ -15,28 +15,41 @@ from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
 from evolax.sharding import even_split, population_mesh, request_cpu_devices, split_axis
 
 
-def test_eight_fake_devices_agree_and_split_the_population():
+def eight_devices(*args):
+    """`sharding_script.py` run with 8 fake CPU devices: its JSON results."""
     script = Path(__file__).with_name("sharding_script.py")
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     result = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env
+        [sys.executable, str(script), *args], capture_output=True, text=True, timeout=600, env=env
     )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["n_devices"] == 8
+    return out
+
+
+def test_eight_fake_devices_agree_and_split_the_population():
+    out = eight_devices()
     for n in ("2", "8"):
         np.testing.assert_allclose(out["history"][n], out["history"]["1"], rtol=1e-4)
         assert out["obs_count"][n] == out["obs_count"]["1"]
     assert out["fitness_spec"] == ["pop"]
     assert out["shard_shapes"] == [[2, 3]] * 8  # 16 individuals x 3 repeats over 8 devices
+    assert out["run_traces"] == 1
+    assert "pop_size=18 does not divide evenly over 8 devices" in out["error"]
+    assert "pop_size=16 or 24" in out["error"]
+    assert out["default_mesh"] == [8, 3, 6, 8]
+
+
+@pytest.mark.slow
+def test_eight_fake_devices_vmap_compose_and_split_episodes():
+    out = eight_devices("more")
     assert out["vmap_seeds_error"] < 1e-3
     assert out["vmap_std_lr"][0] == pytest.approx(0.1) and out["vmap_std_lr"][1] != pytest.approx(
         0.1
     )
     best, total = out["composed"]
     assert len(best) == 2 and total == pytest.approx(16 * 4 * np.tanh(1.0) ** 2, rel=1e-5)
-    assert "pop_size=18 does not divide evenly over 8 devices" in out["error"]
-    assert "pop_size=16 or 24" in out["error"]
     for name, rows in out["split_repeats"].items():
         assert [rows[n]["split"] for n in ("1", "2", "8")] == (
             ["pop", "repeats", "repeats"] if name == "waterworld_ma" else ["pop", "pop", "repeats"]
@@ -51,8 +64,6 @@ def test_eight_fake_devices_agree_and_split_the_population():
         in (out["split_error"])
     )
     assert "n_repeats=12" in out["split_error"] and "pop_size=32" in out["split_error"]
-    assert out["default_mesh"] == [8, 3, 6, 8]
-    assert out["run_traces"] == 1
     one, split = out["test_returns"]
     assert len(split) == 8 and np.std(one) > 0  # the episodes differ
     np.testing.assert_allclose(split, one, rtol=1e-5, atol=1e-6)

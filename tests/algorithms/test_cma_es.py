@@ -497,6 +497,7 @@ def test_matches_pycma_on_four_functions():
 # against pycma on COCO's bbob functions (benchmarks/cma_vs_pycma.py, float64)
 
 
+@pytest.mark.slow  # reference runs; the step-by-step pycma matches stay in the default run
 def test_matches_pycma_on_bbob_ellipsoid_and_discus(tmp_path):
     """f10 and f11 in d = 10, 5 seeds (x0 uniform in [-4, 4]^d, sigma0 = 2, default
     population): all runs reach f - f_opt < 1e-8 and the median evaluations are within 1.3x

@@ -94,6 +94,7 @@ def test_one_moving_generation_matches_evosax():
     assert np.abs(gain * clipped).max() > 1e-2  # the difference is there
 
 
+@pytest.mark.slow  # BBOB runs; the exact one-generation match stays in the default run
 @pytest.mark.parametrize(
     "function_id, generations",
     [(1, 200), (2, 400), (8, 800)],

@@ -79,6 +79,7 @@ def test_one_generation_matches_evosax_where_the_rules_agree():
     np.testing.assert_allclose(their_new.std, csa_std, rtol=1e-5)
 
 
+@pytest.mark.slow  # BBOB runs; the exact one-generation match stays in the default run
 @pytest.mark.parametrize(
     "function_id, generations",
     [(1, 500), (2, 2000), (10, 2000)],

@@ -63,6 +63,7 @@ def assert_same_order(ours, theirs, solved=1e-5):
     assert 0.1 < ratio < 10, (ours, theirs)
 
 
+@pytest.mark.slow  # reference runs over BBOB functions (nox -s slow)
 @pytest.mark.parametrize("function_id", [1, 8, 15])
 def test_simple_ga_is_on_par_with_evosax(function_id):
     """Such et al.'s GA (1 unmutated elite, T = pop / 5) against evosax's SimpleGA (no
@@ -74,6 +75,7 @@ def test_simple_ga_is_on_par_with_evosax(function_id):
     assert_same_order(*final_gaps(bbob_problem(function_id, DIM), algo, es))
 
 
+@pytest.mark.slow  # reference runs over BBOB functions (nox -s slow)
 @pytest.mark.parametrize("function_id", [1, 8, 15])
 def test_pso_is_on_par_with_evosax(function_id):
     """PSO with evosax's inertia-weight parameters (w = 0.75, c1 = 1.5, c2 = 2, global best)

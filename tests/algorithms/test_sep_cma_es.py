@@ -168,6 +168,7 @@ def test_follows_pycma_diagonal_step_by_step(function):
         assert stalls > 0  # h_sigma = 0 was exercised
 
 
+@pytest.mark.slow  # reference runs; the step-by-step pycma matches stay in the default run
 def test_matches_pycma_diagonal_on_bbob(tmp_path):
     """Sphere f1 and separable ellipsoid f2 in d = 10, 5 seeds (x0 uniform in [-4, 4]^d,
     sigma0 = 2, default population): all runs reach f - f_opt < 1e-8 and the median

@@ -79,7 +79,9 @@ PATTERNS = {
 }
 
 
-@pytest.mark.parametrize("x64", [False, True], ids=["f32", "f64"])
+@pytest.mark.parametrize(
+    "x64", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["f32", "f64"]
+)  # float64: nox -s slow
 @pytest.mark.parametrize(("cls", "kwargs"), list(variants()))
 def test_fitness_rule(cls, kwargs, x64):
     chex.clear_trace_counter()

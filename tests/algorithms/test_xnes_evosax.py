@@ -57,6 +57,7 @@ def test_one_generation_from_the_identity_matches_evosax():
     assert np.abs(log_b - np.diag(np.diag(log_b))).max() > 1e-3  # ours is not diagonal
 
 
+@pytest.mark.slow  # BBOB runs; the exact one-generation match stays in the default run
 @pytest.mark.parametrize(
     "function_id, evosax_solves",
     [(1, True), (2, True), (10, False), (11, False)],

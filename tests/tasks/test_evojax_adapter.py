@@ -191,6 +191,7 @@ def test_evaluate_equals_evojax_rollout():
     np.testing.assert_allclose(fitness, returns.reshape(pop_size, n_repeats).mean(1), rtol=1e-5)
 
 
+@pytest.mark.slow  # training; the exact rollout matches stay in the default run
 def test_trainer_learns_evojax_cartpole_through_the_adapter():
     """PGPE with an evolax MLP on EvoJAX's cart-pole (easy, 1000 steps): an untrained policy
     scores under 200, spinning the pole at the centre about 500, balancing it about 900.
@@ -303,6 +304,7 @@ def test_evosax_guide_evolax_loop_finds_the_sphere_minimum():
     assert float(namespace["f"](namespace["evolax_mean"])) < 1e-10
 
 
+@pytest.mark.slow  # runs evosax's own loop for the guide's comparison
 def test_evosax_guide_evosax_loop_finds_the_same_minimum():
     """The evosax 0.3 loop the guide translates runs as written and agrees (x = 1)."""
     pytest.importorskip("evosax", reason="the guide's evosax side needs evosax 0.3")

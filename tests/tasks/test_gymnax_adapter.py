@@ -254,6 +254,7 @@ def train(task, pop_size, n_repeats, hidden_sizes, init_std, n_generations, seed
     return float(returns.mean()), history
 
 
+@pytest.mark.slow  # training; the exact step matches stay in the default run
 def test_trains_cartpole_v1_to_475():
     # Budget: PGPE pop 32, 2 repeats, MLP [16], 100 generations (measured: 16 of 16 seeds
     # reached a mean test return >= 475 within 30-70 generations, about 1 s after compiling).
