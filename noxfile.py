@@ -22,7 +22,7 @@ def tests(session: nox.Session) -> None:
     """The default test suite (slow tests excluded), over up to 4 processes (JAX compiles on
     one core; `nox -s tests -- -n 0` runs in one process)."""
     session.install("-e", ".[test]")
-    workers = ["-n", "auto", "--maxprocesses", "4"]
+    workers = ["-n", "auto", "--maxprocesses", "4", "--dist", "loadscope"]  # a module per worker
     session.run("pytest", *workers, "--durations=20", *session.posargs, env=_env())
 
 
