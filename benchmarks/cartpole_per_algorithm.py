@@ -28,7 +28,6 @@ from evolax.logging import read_rows
 from evolax.runner import run_seeds, train
 from results_table import RESULTS, previous_rows, write_results
 
-FULL_COVARIANCE = {"cma_es", "xnes"}
 TEST = Path(__file__).parents[1] / "tests" / "algorithms" / "test_cartpole_per_algorithm.py"
 
 
@@ -58,8 +57,7 @@ def measure(name: str, overrides: dict, n_seeds: int, generations: int) -> dict:
     seeds = run_seeds(config)
     with tempfile.TemporaryDirectory() as run_dir:
         start = time.perf_counter()
-        # vmapped over seeds these hang on several CPU devices (docs/runs.md): one device
-        trainer = build_trainer(config, mesh=None if name in FULL_COVARIANCE else "auto")
+        trainer = build_trainer(config)
         train(
             trainer,
             generations,

@@ -18,6 +18,7 @@ from evolax.algorithms.cma_family import (
     default_pop_size,
     eigen_interval,
 )
+from evolax.algorithms.unbatched import one_at_a_time
 from evolax.validation import check_positive_int
 
 __all__ = ["CMAES", "CMAESState", "decompose", "default_pop_size", "eigen_interval"]
@@ -52,6 +53,12 @@ def decompose(cov: Float[Array, "dim dim"]) -> tuple[Float[Array, "dim dim"], Fl
     eigvals, eigvecs = jnp.linalg.eigh(cov)
     floor = jnp.maximum(jnp.max(eigvals) * jnp.finfo(cov.dtype).eps, jnp.finfo(cov.dtype).tiny)
     return eigvecs, jnp.sqrt(jnp.maximum(eigvals, floor))
+
+
+@one_at_a_time  # vmapped (over seeds, say), the decomposition stays lazy and unbatched
+def _decompose_if(due, cov, eigvecs, eigvals_sqrt):
+    """``decompose(cov)`` when ``due``, else the last ``eigvecs, eigvals_sqrt``."""
+    return jax.lax.cond(due, decompose, lambda _: (eigvecs, eigvals_sqrt), cov)
 
 
 class CMAES(CMAFamily[CMAESState]):
@@ -128,9 +135,7 @@ class CMAES(CMAFamily[CMAESState]):
         cov = 0.5 * (cov + cov.T)
         interval = self.eigen_interval or eigen_interval(dim, self.pop_size)
         due = generation - state.eigen_generation >= interval
-        eigvecs, eigvals_sqrt = jax.lax.cond(
-            due, decompose, lambda _: (state.eigvecs, state.eigvals_sqrt), cov
-        )
+        eigvecs, eigvals_sqrt = _decompose_if(due, cov, state.eigvecs, state.eigvals_sqrt)
         return dict(
             cov=cov,
             eigvecs=eigvecs,

@@ -19,7 +19,12 @@ from evolax.algorithms.base import (
     normal,
 )
 from evolax.algorithms.shaping import Shaping, nes_utilities
+from evolax.algorithms.unbatched import one_at_a_time
 from evolax.validation import check_positive
+
+# vmapped (over seeds, say), one matrix per LAPACK call (see evolax.algorithms.unbatched)
+_solve = one_at_a_time(jnp.linalg.solve)
+_expm = one_at_a_time(expm)
 
 
 def default_lr(dim: int) -> float:
@@ -102,7 +107,7 @@ class XNES(GradientES[XNESState]):
         dim = state.mean.shape[0]
         eye = jnp.eye(dim, dtype=state.mean.dtype)
         y = (x - state.mean[None]) / state.std
-        s = jnp.linalg.solve(state.b, y.T).T  # s_k = B^{-1} y_k
+        s = _solve(state.b, y.T).T  # s_k = B^{-1} y_k
         utility = self.fitness_shaping(fitness, x)
         grad_delta = jnp.dot(utility, s, precision=HIGHEST)
         grad_m = jnp.dot(s.T * utility[None], s, precision=HIGHEST)
@@ -114,6 +119,6 @@ class XNES(GradientES[XNESState]):
         b_lr = default_lr(dim) if self.b_lr is None else self.b_lr
         step = state.std * jnp.dot(state.b, grad_delta, precision=HIGHEST)
         std = state.std * jnp.exp(0.5 * std_lr * grad_std)
-        b = jnp.dot(state.b, expm(0.5 * b_lr * grad_b), precision=HIGHEST)
+        b = jnp.dot(state.b, _expm(0.5 * b_lr * grad_b), precision=HIGHEST)
         new_state = state.replace(std=std, b=b, **self._ascend(state, step))
         return new_state, {"std": std, "grad_norm": jnp.linalg.norm(grad_delta)}
