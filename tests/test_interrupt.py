@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from evolax.runner import load_run
+from evolax.runs import load_run
 from helpers import evolax_command, state_leaves
 
 FLAGS = [

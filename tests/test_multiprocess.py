@@ -7,7 +7,7 @@ import subprocess
 import jax
 import numpy as np
 
-from evolax.runner import load_run
+from evolax.runs import load_run
 from helpers import evolax_command, metric_rows
 
 SMALL = [

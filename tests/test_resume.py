@@ -8,7 +8,7 @@ import jax
 import numpy as np
 import pytest
 
-from evolax.runner import load_run
+from evolax.runs import load_run
 from helpers import evolax_command, metric_rows
 
 ARGS = [

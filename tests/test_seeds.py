@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer, cli, train
-from evolax.runner import load_run, seed_slice
+from evolax.runner import seed_slice
+from evolax.runs import load_run
 from helpers import state_leaves
 
 SMALL = [

@@ -361,7 +361,8 @@ def _eval(args: argparse.Namespace) -> int:
     import jax
     import numpy as np
 
-    from evolax.runner import load_run, run_seeds
+    from evolax.runner import run_seeds
+    from evolax.runs import load_run
 
     config, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
     episodes = args.episodes or config["test_episodes"]
@@ -395,7 +396,8 @@ def _render(args: argparse.Namespace) -> int:
     import numpy as np
 
     from evolax.render import render_episode
-    from evolax.runner import load_run, run_seeds, seed_slice
+    from evolax.runner import run_seeds, seed_slice
+    from evolax.runs import load_run
 
     config, trainer, state, meta = load_run(args.run_dir, args.checkpoint)
     seeds = run_seeds(config)

@@ -6,7 +6,6 @@ Everything here runs on the host. Pillow and matplotlib are imported when first 
 
 from __future__ import annotations
 
-import functools
 import json
 import operator
 from collections.abc import Sequence
@@ -19,6 +18,10 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
+# the text helpers lived here once: still importable from evolax.render
+from evolax.drawing import CHAR_SIZE as CHAR_SIZE
+from evolax.drawing import draw_text as draw_text
+from evolax.drawing import text_image as text_image
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.policies.team import Team, replicate
@@ -127,42 +130,6 @@ def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 50) -> P
         loop=0,
     )
     return path
-
-
-@functools.cache
-def _font():
-    from PIL import ImageFont
-
-    try:
-        return ImageFont.load_default(size=15)  # scalable, where Pillow has FreeType
-    except (ImportError, TypeError):
-        return ImageFont.load_default()
-
-
-def draw_text(draw, xy: tuple[int, int], text: str, fill=(0, 0, 0)) -> None:
-    """Write ``text`` at ``xy`` on a Pillow ``ImageDraw``, one character per fixed-width cell."""
-    font = _font()
-    for i, char in enumerate(text):
-        draw.text((xy[0] + i * CHAR_SIZE[0], xy[1]), char, fill=fill, font=font)
-
-
-CHAR_SIZE = (10, 18)
-"""Cell of one character in :func:`draw_text` (pixels, width by height)."""
-
-
-def text_image(lines: Sequence[str], margin: int = 8) -> np.ndarray:
-    """Lines of text in fixed-width columns as a white ``uint8[H, W, 3]`` image (tables)."""
-    from PIL import Image, ImageDraw
-
-    if not lines:
-        raise ValueError("lines must not be empty")
-    width = 2 * margin + CHAR_SIZE[0] * max(len(line) for line in lines)
-    height = 2 * margin + CHAR_SIZE[1] * len(lines)
-    image = Image.new("RGB", (width, height), "white")
-    draw = ImageDraw.Draw(image)
-    for row, line in enumerate(lines):
-        draw_text(draw, (margin, margin + row * CHAR_SIZE[1]), line)
-    return np.asarray(image)
 
 
 def render_episode(

@@ -8,7 +8,6 @@ import json
 import signal
 import threading
 import time
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -20,13 +19,11 @@ import numpy as np
 
 from evolax.checkpoint import (
     BEST,
-    LATEST,
     CheckpointError,
     CheckpointStore,
     flatten_state,
     unflatten_state,
 )
-from evolax.config import build_trainer
 from evolax.layout import Layout
 from evolax.logging import (
     JsonLinesSink,
@@ -173,38 +170,6 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
             "checkpoints with evolax.checkpoint.CheckpointStore and your own trainer"
         )
     return config
-
-
-def load_run(
-    run_dir: str | Path, which: str = "latest"
-) -> tuple[dict[str, Any], Trainer, TrainState, dict[str, Any]]:
-    """Rebuild a run from its folder: ``(config, trainer, state, checkpoint metadata)``; the
-    state of a run of several seeds has a leading seed axis (:func:`run_seeds`).
-
-    Args:
-        run_dir: a folder written by :func:`train`.
-        which: ``"latest"`` (newest good checkpoint) or ``"best"`` (best test score; the
-            latest when the run has no best checkpoint yet).
-    """
-    if which not in ("latest", "best"):
-        raise ValueError(f"which must be 'latest' or 'best', got {which!r}")
-    path = Path(run_dir)
-    config = read_config(path)
-    trainer = build_trainer(config)
-    store = CheckpointStore(path, keep=config["keep_checkpoints"])
-    like = initial_states(trainer, run_seeds(config))
-    try:
-        if which == "best" and store.steps(BEST):
-            try:
-                return (config, trainer, *store.restore(like=like, which=BEST))
-            except CheckpointError as error:  # the latest checkpoints may still be intact
-                if not store.steps(LATEST):
-                    raise
-                warnings.warn(f"{error}; using the latest checkpoint instead", stacklevel=2)
-        state, meta = store.restore(like=like, which=LATEST)
-    finally:
-        store.close()
-    return config, trainer, state, meta
 
 
 def _next_boundary(generation: int, total: int, intervals: tuple[int, ...]) -> int:
@@ -494,7 +459,6 @@ __all__ = [
     "held_out_key",
     "initial_state",
     "initial_states",
-    "load_run",
     "read_config",
     "run_seeds",
     "seed_slice",

@@ -18,10 +18,11 @@ from evojax.task.base import VectorizedTask
 from evojax.task.cartpole import CartPoleSwingUp as EvoJAXCartPole
 
 from evolax import MLP, PGPE, Trainer, evaluate
+from evolax.evojax_interop import legacy_key
 from evolax.policies.evojax import EvoJAXObservation, EvoJAXPolicy
 from evolax.rollout import episode_keys
 from evolax.runner import train
-from evolax.tasks.evojax import EvoJAXTask, legacy_key
+from evolax.tasks.evojax import EvoJAXTask
 
 FROM_EVOJAX = Path(__file__).resolve().parents[2] / "docs" / "from_evojax.md"
 

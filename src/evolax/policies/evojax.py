@@ -19,8 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from evolax.evojax_interop import add_batch_axis, import_evojax, legacy_key, remove_batch_axis
 from evolax.policies.base import Policy
-from evolax.tasks.evojax import add_batch_axis, import_evojax, legacy_key, remove_batch_axis
 from evolax.types import PRNGKey
 from evolax.validation import check_non_negative
 

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from evolax.drawing import CHAR_SIZE, draw_text
 from evolax.tasks.base import Task
 from evolax.tasks.raster import composite_planes
 from evolax.types import Done, PRNGKey, Reward
@@ -316,8 +317,6 @@ class ImageApproximation(TrianglePainting):
         ``uint8[H, W, 3]``; canvases narrower than 128 pixels are enlarged (nearest neighbour)
         by a whole factor."""
         from PIL import Image, ImageDraw
-
-        from evolax.render import CHAR_SIZE, draw_text
 
         canvas = np.asarray(state.canvas, dtype=np.float32)
         target = np.asarray(self.target, dtype=np.float32)

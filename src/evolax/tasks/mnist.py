@@ -10,6 +10,7 @@ import numpy as np
 from jaxtyping import Array, Float, Int, UInt8
 
 from evolax.data.mnist import IMAGE_SHAPE, N_CLASSES, MnistData, load_mnist
+from evolax.drawing import CHAR_SIZE, draw_text
 from evolax.tasks.base import Task, mean_log_likelihood
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
@@ -120,8 +121,6 @@ class MNIST(Task):
         a step (no predictions) captions show the labels in black.
         """
         from PIL import Image, ImageDraw
-
-        from evolax.render import CHAR_SIZE, draw_text
 
         images, labels, predictions = (
             np.asarray(x) for x in (state.obs, state.labels, state.predictions)

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
+from evolax.drawing import text_image
 from evolax.tasks.base import Task, mean_log_likelihood
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
@@ -168,8 +169,6 @@ class Seq2SeqAddition(Task):
 
     def render(self, state: Seq2SeqState, rows: int = 12) -> np.ndarray:
         """A table of the first ``rows`` problems: query, predicted answer, true answer."""
-        from evolax.render import text_image
-
         lines = [f"{'query':<{2 * self.n_digits + 2}}  model  truth"]
         for query, answer, predicted in list(zip(*decode(state), strict=True))[:rows]:
             mark = "ok" if predicted == answer else "--"

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from evolax.drawing import CHAR_SIZE, draw_text
 from evolax.tasks.image_approximation import (
     DEFAULT_SIZE,
     PARAMS_PER_TRIANGLE,
@@ -247,8 +248,6 @@ class TextGuidedPainting(TrianglePainting):
         """The painting captioned with its score, as ``uint8[H, W, 3]``; canvases narrower
         than 128 pixels are enlarged (nearest neighbour) by a whole factor."""
         from PIL import Image, ImageDraw
-
-        from evolax.render import CHAR_SIZE, draw_text
 
         canvas = np.asarray(state.canvas, dtype=np.float32)
         if canvas.shape != (self.height, self.width, 3):
