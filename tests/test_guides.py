@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import evolax.algorithms as algorithms
+import evolax.tasks as tasks
 from evolax import cli
 from evolax.config import PRESETS
 from evolax.problems import sphere, to_fitness
@@ -235,6 +236,33 @@ def test_embedding_table_of_traced_fields():
             jax.eval_shape(jax.vmap(generation, in_axes=(0, None)), values, jax.random.key(0))
             checked += 1
     assert checked >= 30
+
+
+def test_embedding_table_of_task_fields():
+    """The table names each task's ordinary fields exactly, and static ones that are static;
+    an episode's reset and step trace with each ordinary field vmapped over."""
+    text = (GUIDES / "embedding.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \| (.*?) \| (.*?) \|$", text, flags=re.M)
+    checked = 0
+    for name, traced, static in rows:
+        cls = getattr(tasks, name, None)
+        if cls is None or not issubclass(cls, tasks.Task):
+            continue
+        fields = dataclasses.fields(cls)
+        assert names(static) <= {f.name for f in fields if f.metadata.get("static")}, name
+        assert names(traced) == {f.name for f in fields if not f.metadata.get("static")}, name
+        for field in sorted(names(traced)):
+
+            def episode_step(value, key, field=field, cls=cls):
+                task = cls(**{field: value})
+                state = task.reset(key)
+                agents = (task.n_agents,) if isinstance(task, tasks.MultiAgentTask) else ()
+                return task.step(state, jnp.zeros((*agents, *task.action_shape)), key)
+
+            values = jnp.full(2, getattr(cls(), field))
+            jax.eval_shape(jax.vmap(episode_step, in_axes=(0, None)), values, jax.random.key(0))
+            checked += 1
+    assert checked >= 20
 
 
 def test_reproducing_covers_every_preset_with_recorded_figures():

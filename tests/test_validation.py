@@ -6,9 +6,10 @@ import re
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
-from evolax.validation import check_in_interval
+from evolax.validation import check_in_interval, check_non_negative, check_positive
 
 
 @pytest.mark.parametrize(
@@ -34,3 +35,22 @@ def test_check_in_interval_ends(value, ends, error):
 
 def test_check_in_interval_lets_traced_values_through():
     jax.vmap(lambda x: check_in_interval("rate", x, 0, 1) or x)(jnp.array([2.0, -1.0]))
+
+
+@pytest.mark.parametrize(
+    "value", [np.float32(-1.0), np.int64(0), np.array(-0.5), np.float64("nan")]
+)
+def test_numpy_numbers_are_checked(value):
+    with pytest.raises(ValueError, match="mass must be a finite positive number"):
+        check_positive("mass", value)
+    with pytest.raises(ValueError, match=re.escape("rate must be in [1, 2]")):
+        check_in_interval("rate", value, 1, 2)
+
+
+def test_numpy_numbers_in_range_and_jax_arrays_pass():
+    check_positive("mass", np.float32(0.5))
+    check_non_negative("friction", np.array(0.0))
+    check_in_interval("rate", np.float16(0.5), 0, 1)
+    # JAX arrays may be tracers: not checked, traced or not
+    check_positive("mass", jnp.array(-1.0))
+    jax.vmap(lambda x: check_non_negative("friction", x) or x)(jnp.array([-1.0]))

@@ -15,17 +15,30 @@ def check_positive_int(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
+def concrete_number(value: object) -> float | None:
+    """``value`` as a ``float`` when it is a concrete Python or NumPy real number (a NumPy
+    scalar or 0-d array); ``None`` for anything else, JAX arrays included: they may be tracers
+    (a field vmapped over, or set inside ``jit``), whose values are unknown when checked."""
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        return float(value)
+    return None
+
+
 def check_positive(name: str, value: object) -> None:
     """Raise unless ``value`` is a finite positive number; traced arrays (under ``vmap``) pass
     through."""
-    if isinstance(value, (int, float)) and not (math.isfinite(value) and value > 0):
+    number = concrete_number(value)
+    if number is not None and not (math.isfinite(number) and number > 0):
         raise ValueError(f"{name} must be a finite positive number, got {value!r}")
 
 
 def check_non_negative(name: str, value: object) -> None:
     """Raise unless ``value`` is a finite number ``>= 0``; traced arrays (under ``vmap``) pass
     through."""
-    if isinstance(value, (int, float)) and not (math.isfinite(value) and value >= 0):
+    number = concrete_number(value)
+    if number is not None and not (math.isfinite(number) and number >= 0):
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
@@ -40,10 +53,11 @@ def check_in_interval(
 ) -> None:
     """Raise unless the number ``value`` lies between ``low`` and ``high`` (closed ends unless
     ``low_open`` / ``high_open``); traced arrays (under ``vmap``) pass through."""
-    if not isinstance(value, (int, float)):
+    number = concrete_number(value)
+    if number is None:
         return
-    above = value > low if low_open else value >= low
-    below = value < high if high_open else value <= high
+    above = number > low if low_open else number >= low
+    below = number < high if high_open else number <= high
     if not (above and below):
         interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
         raise ValueError(f"{name} must be in {interval}, got {value!r}")

@@ -1,5 +1,7 @@
 """WaterWorld and MultiAgentWaterWorld against EvoJAX's implementations, stepped side by side."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -324,7 +326,18 @@ def test_render_draws_agent_food_and_poison():
         (WaterWorld, {"max_steps": -1}, "max_steps"),
         (WaterWorld, {"radius": 0.0}, "radius"),
         (WaterWorld, {"max_range": 400.0}, "max_range"),
+        (WaterWorld, {"radius": np.float32(300.0)}, re.escape("radius must be in (0, 300)")),
+        (WaterWorld, {"thrust": 0.0}, "thrust must be a finite positive number"),
+        (WaterWorld, {"damping": 1.5}, re.escape("damping must be in (0, 1]")),
+        (WaterWorld, {"item_speed": -1.0}, "item_speed must be a finite number >= 0"),
         (MultiAgentWaterWorld, {"n_agents": 0}, "n_agents"),
+        (MultiAgentWaterWorld, {"damping": 0.0}, "damping"),
+        (
+            MultiAgentWaterWorld,
+            {"agent_circle": 300.0},
+            re.escape("agent_circle must be in [0, 300)"),
+        ),
+        (MultiAgentWaterWorld, {"item_disc": -1.0}, "item_disc"),
     ],
 )
 def test_bad_arguments(cls, kwargs, match):
@@ -341,3 +354,61 @@ def test_wrong_action_shape():
     ma = MultiAgentWaterWorld(n_agents=4)
     with pytest.raises(ValueError, match="n_agents"):
         jax.eval_shape(ma.step, jax.eval_shape(ma.reset, key), jnp.zeros((3, 4)), key)
+
+
+def test_vmap_over_thrust_runs_each_thrust_as_alone():
+    """The thrust is an ordinary field: one vmapped program runs each value as a program for
+    that value alone does, and an agent thrusting right from rest in the middle of the pool
+    moves as the rule ``v_n = damping * (v_(n-1) + thrust)`` gives:
+    ``v_n = thrust * damping * (1 - damping^n) / (1 - damping)``, ``x_n = x_0 + sum v_k``."""
+    steps, damping = 12, 0.95
+    start = WaterWorld(n_items=10).reset(jax.random.PRNGKey(0))
+    start = start.replace(agent_pos=jnp.array([300.0, 300.0]), agent_vel=jnp.zeros(2))
+    right = jnp.log(jax.nn.one_hot(3, 4))
+
+    def run(thrust):
+        task = WaterWorld(n_items=10, thrust=thrust)
+
+        def body(state, key):
+            state, reward, _ = task.step(state, right, key)
+            return state, (state.agent_pos, state.obs, reward)
+
+        return jax.lax.scan(body, start, jax.random.split(jax.random.PRNGKey(1), steps))[1]
+
+    thrusts = np.array([1.0, 2.5])
+    batched = jax.jit(jax.vmap(run))(jnp.asarray(thrusts))
+    for i, thrust in enumerate(thrusts):
+        alone = jax.jit(lambda thrust=float(thrust): run(thrust))()
+        for got, want in zip(batched, alone, strict=True):
+            np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-4)
+    n = np.arange(1, steps + 1)
+    velocity = thrusts[:, None] * damping * (1 - damping**n) / (1 - damping)
+    x = 300.0 + np.cumsum(velocity, axis=1)
+    np.testing.assert_allclose(batched[0][..., 0], x, rtol=1e-5)
+    np.testing.assert_allclose(batched[0][..., 1], 300.0)
+    # the default thrust is EvoJAX's 1
+    default = WaterWorld(n_items=10).step(start, right, jax.random.PRNGKey(1))[0]
+    np.testing.assert_allclose(default.agent_pos, [300.0 + damping, 300.0], rtol=1e-7)
+
+
+def test_vmap_over_multi_agent_start_fields():
+    """The multi-agent pool's start distribution fields can be vmapped over: agents start
+    ``agent_circle`` from the centre, items within ``item_disc`` of it and no faster than
+    ``item_speed``."""
+
+    def reset(circle, disc, speed):
+        task = MultiAgentWaterWorld(
+            n_agents=4, n_items=20, agent_circle=circle, item_disc=disc, item_speed=speed
+        )
+        return task.reset(jax.random.PRNGKey(0))
+
+    values = [jnp.array([270.0, 100.0]), jnp.array([200.0, 50.0]), jnp.array([2.5, 0.0])]
+    states = jax.jit(jax.vmap(reset))(*values)
+    for i, (circle, disc, speed) in enumerate(zip(*values, strict=True)):
+        state = jax.tree.map(lambda x, i=i: x[i], states)
+        np.testing.assert_allclose(
+            np.linalg.norm(state.agent_pos - 300.0, axis=1), circle, rtol=1e-5
+        )
+        assert np.all(np.linalg.norm(state.item_pos - 300.0, axis=1) <= disc + 1e-3)
+        assert np.all(np.abs(state.item_vel) <= speed)
+    assert np.abs(states.item_vel[0]).max() > 0.5 and not np.any(states.item_vel[1])

@@ -11,16 +11,17 @@ from jaxtyping import Array, Float, Int
 
 from evolax.tasks.base import Task
 from evolax.types import Done, PRNGKey, Reward
-from evolax.validation import check_positive_int
+from evolax.validation import check_non_negative, check_positive, check_positive_int
 
-GRAVITY = 9.82
-CART_MASS = 0.5
-POLE_MASS = 0.5
-POLE_LENGTH = 0.6
-FRICTION = 0.1
-FORCE_SCALING = 10.0
-DELTA_T = 0.01
-CART_X_LIMIT = 2.4
+# EvoJAX's constants: the defaults of CartPoleSwingUp's physics fields
+GRAVITY = 9.82  # m/s^2
+CART_MASS = 0.5  # kg
+POLE_MASS = 0.5  # kg
+POLE_LENGTH = 0.6  # m
+FRICTION = 0.1  # N s/m
+FORCE_SCALING = 10.0  # N
+DELTA_T = 0.01  # s
+CART_X_LIMIT = 2.4  # m
 
 # Drawing (pixels): the track's centre (x = 0) is the image's centre column.
 SCREEN_W, SCREEN_H = 600, 400
@@ -55,73 +56,111 @@ def observe(physics: Float[Array, "4"]) -> Float[Array, "5"]:
     return jnp.stack([x, x_dot, jnp.cos(theta), jnp.sin(theta), theta_dot])
 
 
-def swing_up_reward(physics: Float[Array, "4"]) -> Reward:
-    """``(cos(theta) + 1) / 2 * cos(pi / 2 * x / x_limit)``: 1 when upright at the centre."""
-    x, _, theta, _ = physics
-    return (jnp.cos(theta) + 1.0) / 2.0 * jnp.cos(x / CART_X_LIMIT * (jnp.pi / 2.0))
-
-
-def integrate(
-    physics: Float[Array, "4"],
-    force: Float[Array, ""],
-    sin_cos: tuple[Float[Array, ""], Float[Array, ""]] | None = None,
-) -> Float[Array, "4"]:
-    """One explicit-Euler step of EvoJAX's cart-pole equations of motion.
-
-    ``sin_cos``: ``(sin(theta), cos(theta))`` when already known (an observation holds them),
-    to save computing them again.
-    """
-    x, x_dot, theta, theta_dot = physics
-    s, c = (jnp.sin(theta), jnp.cos(theta)) if sin_cos is None else sin_cos
-    total_mass = CART_MASS + POLE_MASS
-    m_p_l = POLE_MASS * POLE_LENGTH
-    x_acc = (
-        -2 * m_p_l * theta_dot**2 * s
-        + 3 * POLE_MASS * GRAVITY * s * c
-        + 4 * force
-        - 4 * FRICTION * x_dot
-    ) / (4 * total_mass - 3 * POLE_MASS * c**2)
-    theta_acc = (
-        -3 * m_p_l * theta_dot**2 * s * c
-        + 6 * total_mass * GRAVITY * s
-        + 6 * (force - FRICTION * x_dot) * c
-    ) / (4 * POLE_LENGTH * total_mass - 3 * m_p_l * c**2)
-    return jnp.stack(
-        [
-            x + x_dot * DELTA_T,
-            x_dot + x_acc * DELTA_T,
-            theta + theta_dot * DELTA_T,
-            theta_dot + theta_acc * DELTA_T,
-        ]
-    )
-
-
 class CartPoleSwingUp(Task):
     """Swing a pole up from hanging down and balance it, keeping the cart on the track.
 
-    Action ``f32[1]`` in ``[-1, 1]`` (clipped) scales a force of up to 10 N. The reward per
-    step is :func:`swing_up_reward`; an episode ends when ``|x| > 2.4`` or after
-    ``max_steps`` steps. Easy: start near hanging still, ``N([0, 0, pi, 0], 0.2^2)``. Hard:
-    ``[0, 0, pi, 0] + U(-1, 1) * [2.4, 10, pi/2, 10]``.
+    Action ``f32[1]`` in ``[-1, 1]`` (clipped) scales a force of up to ``force_scaling``
+    (10 N). The reward per step is :meth:`swing_up_reward`; an episode ends when
+    ``|x| > cart_x_limit`` (2.4 m) or after ``max_steps`` steps. Easy: start near hanging
+    still, ``N([0, 0, pi, 0], 0.2^2)``. Hard: ``[0, 0, pi, 0] + U(-1, 1) * [cart_x_limit, 10,
+    pi/2, 10]``.
+
+    The physics parameters are ordinary (not static) fields, kept apart from the state as
+    gymnax keeps an environment's parameters: set them at construction, or ``vmap`` over them
+    by building the task inside the vmapped function from traced values. Python floats (the
+    defaults are EvoJAX's constants) compile into the program as constants (a trainer treats
+    only arrays as arguments). Each is checked at construction when it is a concrete number.
 
     Args:
         hard: use the hard initial-state distribution.
         max_steps: episode length limit (1000 in the paper).
+        gravity: gravitational acceleration (m/s^2), ``>= 0``.
+        cart_mass: mass of the cart (kg), positive.
+        pole_mass: mass of the pole (kg), positive.
+        pole_length: length of the pole (m), positive; the pole is a uniform rod pivoting at
+            the cart (the equations' moment of inertia about the pivot is ``m L^2 / 3``).
+        friction: friction coefficient of the cart on the track (N s/m), ``>= 0``.
+        force_scaling: the force of action 1 (N), positive.
+        delta_t: time step of the explicit Euler integration (s), positive.
+        cart_x_limit: half-length of the track (m), positive: the episode ends when the cart
+            leaves it.
     """
 
     hard: bool = eqx.field(static=True, default=False)
     max_steps: int = eqx.field(static=True, default=1000)
+    gravity: float = GRAVITY
+    cart_mass: float = CART_MASS
+    pole_mass: float = POLE_MASS
+    pole_length: float = POLE_LENGTH
+    friction: float = FRICTION
+    force_scaling: float = FORCE_SCALING
+    delta_t: float = DELTA_T
+    cart_x_limit: float = CART_X_LIMIT
     obs_shape: tuple[int, ...] = eqx.field(static=True, default=(5,), init=False)
     action_shape: tuple[int, ...] = eqx.field(static=True, default=(1,), init=False)
 
     def __check_init__(self):
         check_positive_int("max_steps", self.max_steps)
+        for name in ("gravity", "friction"):
+            check_non_negative(name, getattr(self, name))
+        for name in (
+            "cart_mass",
+            "pole_mass",
+            "pole_length",
+            "force_scaling",
+            "delta_t",
+            "cart_x_limit",
+        ):
+            check_positive(name, getattr(self, name))
+
+    def swing_up_reward(self, physics: Float[Array, "4"]) -> Reward:
+        """``(cos(theta) + 1) / 2 * cos(pi / 2 * x / cart_x_limit)``: 1 when upright at the
+        centre."""
+        x, _, theta, _ = physics
+        return (jnp.cos(theta) + 1.0) / 2.0 * jnp.cos(x / self.cart_x_limit * (jnp.pi / 2.0))
+
+    def integrate(
+        self,
+        physics: Float[Array, "4"],
+        force: Float[Array, ""],
+        sin_cos: tuple[Float[Array, ""], Float[Array, ""]] | None = None,
+    ) -> Float[Array, "4"]:
+        """One explicit-Euler step of EvoJAX's cart-pole equations of motion.
+
+        ``sin_cos``: ``(sin(theta), cos(theta))`` when already known (an observation holds
+        them), to save computing them again.
+        """
+        x, x_dot, theta, theta_dot = physics
+        s, c = (jnp.sin(theta), jnp.cos(theta)) if sin_cos is None else sin_cos
+        gravity, friction, dt = self.gravity, self.friction, self.delta_t
+        pole_mass, pole_length = self.pole_mass, self.pole_length
+        total_mass = self.cart_mass + pole_mass
+        m_p_l = pole_mass * pole_length
+        x_acc = (
+            -2 * m_p_l * theta_dot**2 * s
+            + 3 * pole_mass * gravity * s * c
+            + 4 * force
+            - 4 * friction * x_dot
+        ) / (4 * total_mass - 3 * pole_mass * c**2)
+        theta_acc = (
+            -3 * m_p_l * theta_dot**2 * s * c
+            + 6 * total_mass * gravity * s
+            + 6 * (force - friction * x_dot) * c
+        ) / (4 * pole_length * total_mass - 3 * m_p_l * c**2)
+        return jnp.stack(
+            [
+                x + x_dot * dt,
+                x_dot + x_acc * dt,
+                theta + theta_dot * dt,
+                theta_dot + theta_acc * dt,
+            ]
+        )
 
     def initial_physics(self, key: PRNGKey) -> Float[Array, "4"]:
         """Sample the initial ``[x, x_dot, theta, theta_dot]``."""
         hanging = jnp.array([0.0, 0.0, jnp.pi, 0.0])
         if self.hard:
-            scale = jnp.array([CART_X_LIMIT, 10.0, jnp.pi / 2.0, 10.0])
+            scale = jnp.array([self.cart_x_limit, 10.0, jnp.pi / 2.0, 10.0])
             return hanging + jax.random.uniform(key, (4,), minval=-1.0, maxval=1.0) * scale
         return hanging + 0.2 * jax.random.normal(key, (4,))
 
@@ -133,21 +172,21 @@ class CartPoleSwingUp(Task):
         self, state: CartPoleState, action: Float[Array, "1"], key: PRNGKey
     ) -> tuple[CartPoleState, Reward, Done]:
         del key
-        force = jnp.clip(action[0], -1.0, 1.0) * FORCE_SCALING
+        force = jnp.clip(action[0], -1.0, 1.0) * self.force_scaling
         # the observation holds cos and sin of theta: reused, they are not computed twice
-        physics = integrate(state.physics, force, (state.obs[3], state.obs[2]))
+        physics = self.integrate(state.physics, force, (state.obs[3], state.obs[2]))
         steps = state.steps + 1
-        done = (jnp.abs(physics[0]) > CART_X_LIMIT) | (steps >= self.max_steps)
+        done = (jnp.abs(physics[0]) > self.cart_x_limit) | (steps >= self.max_steps)
         new_state = CartPoleState(obs=observe(physics), physics=physics, steps=steps)
-        return new_state, swing_up_reward(physics), done
+        return new_state, self.swing_up_reward(physics), done
 
     descriptor_bounds = ((-1.0, -1.0), (1.0, 1.0))
 
     def descriptor(self, state: CartPoleState) -> Float[Array, "2"]:
-        """Where the episode left the cart and the pole: ``[x / 2.4, cos(theta)]`` (clipped
-        to ``[-1, 1]``): ``[0, 1]`` is upright at the centre."""
+        """Where the episode left the cart and the pole: ``[x / cart_x_limit, cos(theta)]``
+        (clipped to ``[-1, 1]``): ``[0, 1]`` is upright at the centre."""
         x, _, theta, _ = state.physics
-        return jnp.clip(jnp.stack([x / CART_X_LIMIT, jnp.cos(theta)]), -1.0, 1.0)
+        return jnp.clip(jnp.stack([x / self.cart_x_limit, jnp.cos(theta)]), -1.0, 1.0)
 
     def render(self, state: CartPoleState) -> np.ndarray:
         """Draw one state as ``uint8[400, 600, 3]``: track, limits, cart, wheels, pole, step.
@@ -162,11 +201,12 @@ class CartPoleSwingUp(Task):
                 f"render draws one state: physics must have shape (4,), got {physics.shape}"
             )
         x, _, theta, _ = physics
+        x_limit, pole_length = float(self.cart_x_limit), float(self.pole_length)
         image = Image.new("RGB", (SCREEN_W, SCREEN_H), (255, 255, 255))
         draw = ImageDraw.Draw(image)
         centre = SCREEN_W / 2
         draw.line([(0, TRACK_Y), (SCREEN_W, TRACK_Y)], fill=(0, 0, 0), width=2)
-        for limit in (-CART_X_LIMIT, CART_X_LIMIT):
+        for limit in (-x_limit, x_limit):
             column = centre + limit * PIXELS_PER_METRE
             top, bottom = TRACK_Y - LIMIT_MARK_HALF_HEIGHT, TRACK_Y + LIMIT_MARK_HALF_HEIGHT
             draw.line([(column, top), (column, bottom)], fill=(0, 0, 0), width=3)
@@ -188,7 +228,7 @@ class CartPoleSwingUp(Task):
                 fill=WHEEL_COLOR,
                 outline=(0, 0, 0),
             )
-        pole = POLE_LENGTH * PIXELS_PER_METRE
+        pole = pole_length * PIXELS_PER_METRE
         # In these equations a positive theta leans the pole towards -x (pushing the cart right
         # increases theta), so the tip is drawn at x - L sin(theta), unlike EvoJAX's renderer.
         tip = (cart_x - pole * np.sin(theta), CART_Y - pole * np.cos(theta))

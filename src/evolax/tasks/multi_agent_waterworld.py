@@ -3,9 +3,10 @@
 16 agents share a pool with 100 items. Each agent eats what it touches (two agents touching
 one item in the same step both eat it) and is scored by its own catch; the rollout spawns
 ``n_agents`` members of the population into each pool (:class:`~evolax.tasks.MultiAgentTask`).
-Agents start on a circle of radius 270 about the centre, items uniformly within radius 200.
-Rays are 60 px long, bubbles have radius 5, and each of the 30 sensors reports wall, food,
-poison and agent distances and the seen object's velocity: ``30 * 6 + 2 = 182`` observations.
+By default (EvoJAX's values, all fields of the task) agents start on a circle of radius 270
+about the centre, items uniformly within radius 200, rays are 60 px long and bubbles have
+radius 5. Each of the 30 sensors reports wall, food, poison and agent distances and the seen
+object's velocity: ``30 * 6 + 2 = 182`` observations.
 
 Rules and initial states follow EvoJAX's ``evojax.task.ma_waterworld`` except one correction:
 EvoJAX looks up the type and velocity of the object a sensor sees in the item arrays even
@@ -24,9 +25,12 @@ from jaxtyping import Array, Bool, Float
 
 from evolax.tasks.base import MultiAgentTask
 from evolax.tasks.waterworld import (
+    DAMPING,
+    ITEM_SPEED,
     N_ACTIONS,
     N_SENSORS,
     SCREEN_SIZE,
+    THRUST,
     WaterWorldState,
     advance_pool,
     check_pool,
@@ -37,12 +41,13 @@ from evolax.tasks.waterworld import (
     wall_distances,
 )
 from evolax.types import Done, PRNGKey
-from evolax.validation import check_positive_int
+from evolax.validation import check_in_interval, check_positive_int
 
 AGENT_CIRCLE = 270.0
-"""Agents start this far from the pool's centre."""
+"""EvoJAX's distance of the agents' starting circle from the pool's centre (pixels): the
+default ``agent_circle``."""
 ITEM_DISC = 200.0
-"""Items start uniformly (in radius and angle) within this distance of the centre."""
+"""EvoJAX's radius of the disc the items start in (pixels): the default ``item_disc``."""
 
 
 def _polar_position(key: PRNGKey, radius: Float[Array, ""] | float) -> Float[Array, "2"]:
@@ -52,8 +57,9 @@ def _polar_position(key: PRNGKey, radius: Float[Array, ""] | float) -> Float[Arr
     return jnp.stack([radius * jnp.cos(theta) + centre, radius * jnp.sin(theta) + centre])
 
 
-def _item_position(key: PRNGKey) -> Float[Array, "2"]:
-    radius = jax.random.uniform(jax.random.split(key, 4)[0], (), minval=0.0, maxval=ITEM_DISC)
+def _item_position(key: PRNGKey, disc: Float[Array, ""] | float) -> Float[Array, "2"]:
+    """Uniform in distance (up to ``disc``) and angle about the centre (EvoJAX's draw)."""
+    radius = jax.random.uniform(jax.random.split(key, 4)[0], (), minval=0.0, maxval=disc)
     return _polar_position(key, radius)
 
 
@@ -65,25 +71,43 @@ class MultiAgentWaterWorld(MultiAgentTask):
     :class:`~evolax.tasks.WaterWorld`'s); the state's ``obs`` is ``f32[n_agents, 182]``,
     ``step`` takes ``f32[n_agents, 4]`` and returns ``f32[n_agents]`` rewards.
 
+    ``n_agents``, ``n_items`` and ``max_steps`` set array shapes and are static; the other
+    fields are ordinary fields, which can be traced (vmapped over), as
+    :class:`~evolax.tasks.WaterWorld`'s.
+
     Args:
         n_agents: agents per pool, positive (EvoJAX: 16).
         n_items: items per pool, positive (EvoJAX: 100).
         max_steps: episode length, positive (EvoJAX's training script: 500).
-        radius: radius of agents and items (pixels).
-        max_range: length of the sensor rays (pixels).
+        radius: radius of agents and items (pixels), in ``(0, 300)``.
+        max_range: length of the sensor rays (pixels), in ``(0, 300)``.
+        thrust: velocity an action adds each step, before damping (pixels per step), positive.
+        damping: factor on an agent's velocity each step, in ``(0, 1]``.
+        item_speed: each component of an item's initial velocity is uniform in
+            ``[-item_speed, item_speed]`` (pixels per step), ``>= 0``.
+        agent_circle: agents start this far from the pool's centre (pixels), in ``[0, 300)``.
+        item_disc: items start uniformly in distance (up to ``item_disc``) and angle about the
+            centre (pixels), in ``[0, 300)``.
     """
 
     n_agents: int = eqx.field(static=True, default=16)
     n_items: int = eqx.field(static=True, default=100)
     max_steps: int = eqx.field(static=True, default=500)
-    radius: float = eqx.field(static=True, default=5.0)
-    max_range: float = eqx.field(static=True, default=60.0)
+    radius: float = 5.0
+    max_range: float = 60.0
+    thrust: float = THRUST
+    damping: float = DAMPING
+    item_speed: float = ITEM_SPEED
+    agent_circle: float = AGENT_CIRCLE
+    item_disc: float = ITEM_DISC
     obs_shape: tuple[int, ...] = eqx.field(static=True, default=(N_SENSORS * 6 + 2,))
     action_shape: tuple[int, ...] = eqx.field(static=True, default=(N_ACTIONS,))
 
     def __check_init__(self):
         check_positive_int("n_agents", self.n_agents)
         check_pool(self)
+        for name in ("agent_circle", "item_disc"):
+            check_in_interval(name, getattr(self, name), 0, SCREEN_SIZE // 2, high_open=True)
 
     def observe_one(
         self,
@@ -138,10 +162,13 @@ class MultiAgentWaterWorld(MultiAgentTask):
         _, key = jax.random.split(key)  # EvoJAX keeps the first half for its steps
         keys = jax.random.split(key, self.n_agents + self.n_items)
         agent_pos = jax.vmap(_polar_position, in_axes=(0, None))(
-            keys[: self.n_agents], AGENT_CIRCLE
+            keys[: self.n_agents], self.agent_circle
         )
-        item_pos = jax.vmap(_item_position)(keys[self.n_agents :])
-        item_food, item_vel = jax.vmap(item_kind_and_velocity)(keys[self.n_agents :])
+        item_keys = keys[self.n_agents :]
+        item_pos = jax.vmap(_item_position, in_axes=(0, None))(item_keys, self.item_disc)
+        item_food, item_vel = jax.vmap(item_kind_and_velocity, in_axes=(0, None))(
+            item_keys, self.item_speed
+        )
         agent_vel = jnp.zeros((self.n_agents, 2))
         item_valid = jnp.ones(self.n_items, bool)
         return WaterWorldState(
@@ -163,7 +190,7 @@ class MultiAgentWaterWorld(MultiAgentTask):
         touches (items still in the pool at the step's start)."""
         self.check_actions(action)
         direction = jax.random.categorical(key, action, axis=-1)
-        return advance_pool(state, direction, self.radius, self.max_steps, self._observe)
+        return advance_pool(self, state, direction, self._observe)
 
     def render(self, state: WaterWorldState) -> np.ndarray:
         """The pool, every agent (yellow) with its sensor rays, food (green), poison (red)."""
@@ -173,7 +200,7 @@ class MultiAgentWaterWorld(MultiAgentTask):
             np.asarray(state.item_pos),
             np.asarray(state.item_food),
             np.asarray(state.item_valid),
-            self.radius,
-            self.max_range,
+            float(self.radius),
+            float(self.max_range),
             n_channels=4,
         )

@@ -19,6 +19,7 @@ The ray geometry here is shared with :class:`~evolax.tasks.MultiAgentWaterWorld`
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import chex
 import equinox as eqx
@@ -29,7 +30,15 @@ from jaxtyping import Array, Bool, Float, Int
 
 from evolax.tasks.base import Task
 from evolax.types import Done, PRNGKey, Reward
-from evolax.validation import check_positive_int
+from evolax.validation import (
+    check_in_interval,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+)
+
+if TYPE_CHECKING:
+    from evolax.tasks.multi_agent_waterworld import MultiAgentWaterWorld
 
 SCREEN_SIZE = 600
 """Width and height of the pool (pixels)."""
@@ -39,9 +48,12 @@ SENSOR_ANGLES = np.arange(N_SENSORS, dtype=np.float32) * np.float32(2 * 3.14 / N
 N_ACTIONS = 4
 """Thrust up, down, left, right (image coordinates: up is -y)."""
 THRUST = 1.0
+"""EvoJAX's velocity added per step by a thrust (px/step): the default ``thrust``."""
 DAMPING = 0.95
+"""EvoJAX's factor on the agent's velocity each step: the default ``damping``."""
 ITEM_SPEED = 2.5
-"""Items start with each velocity component uniform in ``[-2.5, 2.5]``."""
+"""EvoJAX's bound on each initial velocity component of an item (px/step): the default
+``item_speed``."""
 
 _WALLS = np.array(  # the pool's four sides as segments (x1, y1, x2, y2)
     [
@@ -147,13 +159,18 @@ def item_distances(
 
 
 def move_agent(
-    pos: Float[Array, "... 2"], vel: Float[Array, "... 2"], direction: Int[Array, "..."]
+    pos: Float[Array, "... 2"],
+    vel: Float[Array, "... 2"],
+    direction: Int[Array, "..."],
+    thrust: float,
+    damping: float,
 ) -> tuple[Float[Array, "... 2"], Float[Array, "... 2"]]:
-    """Thrust in ``direction`` (0 up, 1 down, 2 left, 3 right), damp, move; an agent that
-    reaches a wall (1 px from the edge) stops there."""
-    push_x = jnp.where(direction == 3, THRUST, 0.0) - jnp.where(direction == 2, THRUST, 0.0)
-    push_y = jnp.where(direction == 1, THRUST, 0.0) - jnp.where(direction == 0, THRUST, 0.0)
-    vel = (vel + jnp.stack([push_x, push_y], axis=-1)) * DAMPING
+    """Add ``thrust`` to the velocity in ``direction`` (0 up, 1 down, 2 left, 3 right),
+    multiply it by ``damping``, move; an agent that reaches a wall (1 px from the edge) stops
+    there."""
+    push_x = jnp.where(direction == 3, thrust, 0.0) - jnp.where(direction == 2, thrust, 0.0)
+    push_y = jnp.where(direction == 1, thrust, 0.0) - jnp.where(direction == 0, thrust, 0.0)
+    vel = (vel + jnp.stack([push_x, push_y], axis=-1)) * damping
     pos = pos + vel
     outside = (pos < 1.0) | (pos > SCREEN_SIZE - 1.0)
     blocked = jnp.any(outside, axis=-1, keepdims=True)
@@ -180,22 +197,24 @@ def touching(
 
 
 def advance_pool(
+    task: WaterWorld | MultiAgentWaterWorld,
     state: WaterWorldState,
     direction: Int[Array, "*agents"],
-    radius: float,
-    max_steps: int,
     observe: Callable[..., Float[Array, "*agents obs"]],
 ) -> tuple[WaterWorldState, Float[Array, "*agents"], Done]:
     """One step of a pool with one agent (no agent axis) or several (a leading agent axis):
     thrust every agent in its ``direction``, drift the items, and let each agent eat the items
     it touches among those still in the pool at the step's start (two agents touching one item
-    both eat it). Returns the next state (``observe`` gives its ``obs``), each agent's food
+    both eat it). ``task`` gives the pool's ``radius``, ``thrust``, ``damping`` and
+    ``max_steps``. Returns the next state (``observe`` gives its ``obs``), each agent's food
     minus poison, and whether ``max_steps`` is reached."""
-    agent_pos, agent_vel = move_agent(state.agent_pos, state.agent_vel, direction)
+    agent_pos, agent_vel = move_agent(
+        state.agent_pos, state.agent_vel, direction, task.thrust, task.damping
+    )
     item_pos, item_vel = move_items(state.item_pos, state.item_vel)
     lead = (1,) * (agent_pos.ndim - 1)
     item_food = state.item_food.reshape(*lead, -1)
-    eaten = touching(agent_pos, item_pos, 2 * radius) & state.item_valid.reshape(*lead, -1)
+    eaten = touching(agent_pos, item_pos, 2 * task.radius) & state.item_valid.reshape(*lead, -1)
     food = jnp.sum(eaten & item_food, axis=-1)
     poison = jnp.sum(eaten & ~item_food, axis=-1)
     item_valid = state.item_valid & ~jnp.any(eaten.reshape(-1, eaten.shape[-1]), axis=0)
@@ -211,7 +230,7 @@ def advance_pool(
         poison_eaten=state.poison_eaten + poison.astype(jnp.int32),
         steps=steps,
     )
-    return new_state, (food - poison).astype(jnp.float32), steps >= max_steps
+    return new_state, (food - poison).astype(jnp.float32), steps >= task.max_steps
 
 
 def uniform_positions(key: PRNGKey, margin: float) -> Float[Array, "2"]:
@@ -226,22 +245,28 @@ def uniform_positions(key: PRNGKey, margin: float) -> Float[Array, "2"]:
     )
 
 
-def item_kind_and_velocity(key: PRNGKey) -> tuple[Bool[Array, ""], Float[Array, "2"]]:
-    """Food with probability 1/2, and a velocity uniform in ``[-2.5, 2.5]^2`` (EvoJAX's draw)."""
+def item_kind_and_velocity(
+    key: PRNGKey, item_speed: float
+) -> tuple[Bool[Array, ""], Float[Array, "2"]]:
+    """Food with probability 1/2, and a velocity uniform in ``[-item_speed, item_speed]^2``
+    (EvoJAX's draw)."""
     _, _, k_vel, k_kind = jax.random.split(key, 4)
     food = jax.random.uniform(k_kind) > 0.5
-    return food, jax.random.uniform(k_vel, (2,), minval=-ITEM_SPEED, maxval=ITEM_SPEED)
+    return food, jax.random.uniform(k_vel, (2,), minval=-item_speed, maxval=item_speed)
 
 
-def check_pool(task) -> None:
-    """Validate the sizes a WaterWorld task shares with the multi-agent one (a ``ValueError``
-    naming the field)."""
+def check_pool(task: WaterWorld | MultiAgentWaterWorld) -> None:
+    """Validate the fields a WaterWorld task shares with the multi-agent one (a ``ValueError``
+    naming the field). Traced values (a field vmapped over) are not checked."""
     check_positive_int("n_items", task.n_items)
     check_positive_int("max_steps", task.max_steps)
     for name in ("radius", "max_range"):
-        value = getattr(task, name)
-        if not (isinstance(value, (int, float)) and 0 < value < SCREEN_SIZE / 2):
-            raise ValueError(f"{name} must be a number in (0, {SCREEN_SIZE // 2}), got {value}")
+        check_in_interval(
+            name, getattr(task, name), 0, SCREEN_SIZE // 2, low_open=True, high_open=True
+        )
+    check_positive("thrust", task.thrust)
+    check_in_interval("damping", task.damping, 0, 1, low_open=True)
+    check_non_negative("item_speed", task.item_speed)
 
 
 def draw_pool(
@@ -286,18 +311,33 @@ class WaterWorld(Task):
     key, as EvoJAX samples from its policy's softmax output. An MLP with a linear output (or
     ``log_softmax``) is EvoJAX's policy.
 
+    ``n_items`` and ``max_steps`` set array shapes and are static; the other fields are the
+    pool's parameters, ordinary fields kept apart from the state as gymnax keeps an
+    environment's parameters: set them at construction, or ``vmap`` over them by building the
+    task inside the vmapped function from traced values. Python floats (the defaults are
+    EvoJAX's values) compile into the program as constants. Each is checked at construction
+    when it is a concrete number.
+
     Args:
         n_items: items in the pool (each food or poison with probability 1/2), positive.
         max_steps: episode length, positive. EvoJAX's class defaults to 1000; its training
             script and benchmark use 500.
-        radius: radius of the agent and of the items (pixels); two touch below ``2 * radius``.
-        max_range: length of the sensor rays (pixels).
+        radius: radius of the agent and of the items (pixels), in ``(0, 300)``; two touch
+            below ``2 * radius``, and items start at least ``2 * radius`` from the walls.
+        max_range: length of the sensor rays (pixels), in ``(0, 300)``.
+        thrust: velocity an action adds each step, before damping (pixels per step), positive.
+        damping: factor on the agent's velocity each step, in ``(0, 1]``.
+        item_speed: each component of an item's initial velocity is uniform in
+            ``[-item_speed, item_speed]`` (pixels per step), ``>= 0``.
     """
 
     n_items: int = eqx.field(static=True, default=50)
     max_steps: int = eqx.field(static=True, default=1000)
-    radius: float = eqx.field(static=True, default=10.0)
-    max_range: float = eqx.field(static=True, default=120.0)
+    radius: float = 10.0
+    max_range: float = 120.0
+    thrust: float = THRUST
+    damping: float = DAMPING
+    item_speed: float = ITEM_SPEED
     obs_shape: tuple[int, ...] = eqx.field(static=True, default=(N_SENSORS * 5 + 2,))
     action_shape: tuple[int, ...] = eqx.field(static=True, default=(N_ACTIONS,))
 
@@ -344,7 +384,9 @@ class WaterWorld(Task):
         margin = 2 * self.radius
         agent_pos = uniform_positions(keys[0], margin)
         item_pos = jax.vmap(uniform_positions, in_axes=(0, None))(keys[1:], margin)
-        item_food, item_vel = jax.vmap(item_kind_and_velocity)(keys[1:])
+        item_food, item_vel = jax.vmap(item_kind_and_velocity, in_axes=(0, None))(
+            keys[1:], self.item_speed
+        )
         agent_vel = jnp.zeros(2)
         item_valid = jnp.ones(self.n_items, bool)
         return WaterWorldState(
@@ -365,7 +407,7 @@ class WaterWorld(Task):
         """Sample a thrust direction, move the agent and the items, eat what it touches."""
         self.check_action(action)
         direction = jax.random.categorical(key, action)
-        return advance_pool(state, direction, self.radius, self.max_steps, self.observe)
+        return advance_pool(self, state, direction, self.observe)
 
     def render(self, state: WaterWorldState) -> np.ndarray:
         """The pool, the agent (yellow) and its sensor rays, food (green) and poison (red)."""
@@ -375,7 +417,7 @@ class WaterWorld(Task):
             np.asarray(state.item_pos),
             np.asarray(state.item_food),
             np.asarray(state.item_valid),
-            self.radius,
-            self.max_range,
+            float(self.radius),
+            float(self.max_range),
             n_channels=3,
         )
