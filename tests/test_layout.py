@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer, layout
+from evolax import trainer as trainer_module
 from evolax.layout import Choice, Layout, choose, chunk_candidates, groups_timed, start_chunk
 from evolax.runner import train
 
@@ -148,3 +149,29 @@ def test_a_program_too_big_to_measure_takes_the_cost_models_start(measuring, mon
     assert choice.source == "cost model" and choice.timings == ()
     assert choice.layout == Layout(1, 16)  # a small step: the whole population at once
     assert len(json.loads(measuring.read_text())) == 1  # kept, so later runs agree
+
+
+def test_several_seeds_measure_their_layout_vmapped_over_the_seeds(measuring, monkeypatch):
+    """A run of several seeds evaluates seeds x group individuals at once, so it measures its
+    own layout on the vmapped program (painting 8 seeds with one seed's group of 16 was 3x
+    slower per seed than one seed alone)."""
+    shapes = []
+    real = trainer_module.lower
+
+    def spy(fn, *args):
+        shapes.append(jax.tree.leaves(args[1])[0].shape)  # the stand-in population
+        return real(fn, *args)
+
+    monkeypatch.setattr(trainer_module, "lower", spy)
+    trainer = _trainer()
+    state = trainer.init(jax.random.key(0))
+    alone, shapes[:] = list(shapes), []
+    choice = trainer.chosen_layout(state, seeds=4)
+    assert choice.source == "measured"
+    assert shapes and {shape[0] for shape in shapes} == {4}
+    assert {shape[1:] for shape in shapes} <= {shape for shape in alone} | {
+        (n, *alone[0][1:]) for n in chunk_candidates(16)
+    }
+    assert len(json.loads(measuring.read_text())) == 2  # a choice per number of seeds
+    with pytest.raises(ValueError, match="seeds must be a positive integer"):
+        trainer.chosen_layout(state, seeds=0)

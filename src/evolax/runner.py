@@ -242,7 +242,7 @@ def train(
     n_seeds = 1 if seeds is None else len(seeds)
     first = cast(int, seed) if seeds is None else seeds[0]
     state = initial_state(trainer, first)  # chooses the evaluation layout, if automatic
-    choice = trainer.chosen_layout(state)
+    choice = trainer.chosen_layout(state, seeds=n_seeds)
     layout = choice.layout
     if seeds is not None:
         state = initial_states(trainer, seeds)

@@ -198,11 +198,15 @@ class Trainer(eqx.Module):
         mesh, choice = self.layout_choice(population, key, obs_stats)
         return mesh, choice.layout
 
-    def layout_choice(self, population, key, obs_stats, centre=None) -> tuple[Mesh | None, Choice]:
+    def layout_choice(
+        self, population, key, obs_stats, centre=None, seeds: int = 1
+    ) -> tuple[Mesh | None, Choice]:
         """The mesh and :class:`~evolax.layout.Choice` the population is evaluated with: the
         explicit settings, else the fastest candidates measured (now, or once per shape:
         :func:`evolax.layout.choose_cached`) on stand-in individuals around ``centre`` (one
-        genome; default zero)."""
+        genome; default zero), for a step ``vmap``-ped over ``seeds`` runs (``seeds`` times
+        a group's individuals then share each evaluation)."""
+        check_positive_int("seeds", seeds)
         pop_size = self.algorithm.pop_size
         options, meshes = [], {}
         for mesh in self._meshes():
@@ -251,7 +255,16 @@ class Trainer(eqx.Module):
                 population,
             )
             args = (stand_in["trainer"], group, stand_in["key"], stand_in["obs_stats"])
-            return *lower(evaluate_group, *args), n_eval
+            if seeds == 1:
+                return *lower(evaluate_group, *args), n_eval
+
+            def evaluate_seeds(trainer, groups, keys, obs_stats):
+                one = functools.partial(evaluate_group, trainer, obs_stats=obs_stats)
+                return jax.vmap(one)(groups, keys)
+
+            groups = jax.tree.map(lambda g: np.stack([g] * seeds), group)
+            keys = jax.random.split(stand_in["key"], seeds)
+            return *lower(evaluate_seeds, args[0], groups, keys, args[3]), n_eval
 
         def compile(layout: Layout):
             groups = dict(options)[layout.devices][-1] // layout.pop_chunk
@@ -287,17 +300,19 @@ class Trainer(eqx.Module):
                 (self.policy, self.task, self.n_repeats, self.init_scale, self.uses_descriptors),
                 (population, key, obs_stats),
                 options,
+                seeds,
             )
 
         choice = choose_cached(what, options, compile, start)
         return meshes[choice.layout.devices], choice
 
-    def chosen_layout(self, state: TrainState) -> Choice:
+    def chosen_layout(self, state: TrainState, seeds: int = 1) -> Choice:
         """How :meth:`step` evaluates ``state``'s population: the layout's
-        :class:`~evolax.layout.Choice` (made now if it has not been yet)."""
+        :class:`~evolax.layout.Choice` (made now if it has not been yet), for a step
+        ``vmap``-ped over ``seeds`` runs (:func:`evolax.train` with several seeds)."""
         population = jax.eval_shape(self.algorithm.ask, state.key, state.algo_state)[0]
         stats = state.obs_stats if self.normalize_obs else None
-        return self.layout_choice(population, state.key, stats)[1]
+        return self.layout_choice(population, state.key, stats, seeds=seeds)[1]
 
     def with_layout(self, layout: Layout) -> Trainer:
         """This trainer with ``layout`` set explicitly: ``pop_chunk``, and ``mesh`` (kept
