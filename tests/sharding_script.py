@@ -17,7 +17,8 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
+from evolax import MLP, PGPE, CartPoleSwingUp, Trainer, train
+from evolax.algorithms import SimpleGA
 from evolax.sharding import POP_AXIS, default_mesh, population_mesh
 from evolax.tasks import MultiAgentWaterWorld
 
@@ -58,6 +59,32 @@ def population_split(out, mesh, t):
     run = jax.jit(counted)
     run(run(t.init(jax.random.key(0)))[0])
     out["run_traces"] = len(traces)
+    # also a population algorithm's, whose loop carries the population split over the devices
+    ga = Trainer(
+        algorithm=SimpleGA(pop_size=16),
+        policy=MLP(hidden_sizes=(16,)),
+        task=CartPoleSwingUp(max_steps=60),
+        n_repeats=3,
+        mesh=mesh,
+    )
+    traces.clear()
+
+    def ga_counted(state):
+        traces.append(None)
+        return ga.run(state, 2)
+
+    ga_run = jax.jit(ga_counted)
+    start = ga.init(jax.random.key(0))
+    after = ga_run(ga_run(start)[0])[0]
+    out["population_run_traces"] = len(traces)
+    out["population_placed"] = [
+        str(state.algo_state.population.sharding.spec) for state in (start, after)
+    ]
+    # so a run of chunks reuses its compiled chunk (it crashed on the second chunk)
+    options = dict(log_interval=1, test_interval=2, n_test_episodes=8, progress=False)
+    out["chunked_runs"] = [
+        int(np.max(train(ga, 2, seed=seed, **options).state.generation)) for seed in (0, [0, 1])
+    ]
 
     try:
         Trainer(algorithm=PGPE(pop_size=18), policy=MLP(), task=CartPoleSwingUp(), mesh=mesh)

@@ -306,6 +306,12 @@ class Trainer(eqx.Module):
         choice = choose_cached(what, options, compile, start)
         return meshes[choice.layout.devices], choice
 
+    def _mesh_for(self, state: TrainState) -> Mesh | None:
+        """The mesh :meth:`step` evaluates ``state``'s population on."""
+        population = jax.eval_shape(self.algorithm.ask, state.key, state.algo_state)[0]
+        stats = state.obs_stats if self.normalize_obs else None
+        return self.layout(population, state.key, stats)[0]
+
     def chosen_layout(self, state: TrainState, seeds: int = 1) -> Choice:
         """How :meth:`step` evaluates ``state``'s population: the layout's
         :class:`~evolax.layout.Choice` (made now if it has not been yet), for a step
@@ -435,7 +441,10 @@ class Trainer(eqx.Module):
     def run(self, state: TrainState, n_generations: int) -> tuple[TrainState, Metrics]:
         """``n_generations`` steps in one ``lax.scan``; metrics gain a leading generation axis."""
         check_positive_int("n_generations", n_generations)
-        return jax.lax.scan(lambda s, _: self.step(s), state, None, length=n_generations)
+        state, metrics = jax.lax.scan(lambda s, _: self.step(s), state, None, length=n_generations)
+        # the loop may carry parts split over the devices (a population algorithm's
+        # population): the state returns placed as it came, so a jitted run compiles once
+        return _place(state, self._mesh_for(state)), metrics
 
     def test(
         self, state: TrainState, key: PRNGKey, n_episodes: int = 100
