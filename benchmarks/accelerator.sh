@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One-command accelerator benchmark: evolax against EvoJAX and evosax on a GPU (or TPU) machine
-# with no network. Writes benchmarks/results/accelerator.json and accelerator.md (see
+# with no network. Writes benchmarks/results/accelerator/accelerator.json and .md (see
 # docs/results.md, "On an accelerator", for how to read them). About 8 minutes in all.
 #
 # The machine needs JAX's CUDA build, equinox, optax, chex and orbax. evolax, EvoJAX, evosax and
@@ -13,7 +13,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WHEELS=${WHEELS:-benchmarks/wheels}
-RESULTS=benchmarks/results
+# every benchmark writes here (benchmarks/results_table.py), not over the CPU tables the docs quote
+export EVOLAX_BENCHMARK_RESULTS=benchmarks/results/accelerator
+RESULTS=$EVOLAX_BENCHMARK_RESULTS
 mkdir -p "$RESULTS"
 if [ -d "$WHEELS" ]; then
     python -m pip install --quiet --no-index --find-links "$WHEELS" evolax evojax evosax brax \

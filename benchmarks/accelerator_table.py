@@ -1,6 +1,6 @@
 """Collect the results of `benchmarks/accelerator.sh` into one table.
 
-Reads the JSON each benchmark wrote in ``benchmarks/results/`` and writes
+Reads the JSON each benchmark wrote in ``benchmarks/results/accelerator/`` and writes
 ``accelerator.json`` (the rows and the device) and ``accelerator.md`` (a Markdown table). Each
 row is a ratio measured side by side in one run, or a rate on the named device; a benchmark
 that did not run is listed as missing.
@@ -9,9 +9,8 @@ that did not run is listed as missing.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-RESULTS = Path(__file__).parent / "results"
+from results_table import RESULTS
 
 
 def load(name: str) -> dict | None:
@@ -35,10 +34,10 @@ def rows() -> list[dict]:
              "against": "EvoJAX 0.2.17", "speedup": evojax / evolax}
         )  # fmt: skip
     evosax = load("evosax_speed")
-    for case, row in (evosax or {}).get("cases", {}).items():
+    for row in (evosax or {}).get("rows", []):
         t = row["seconds_per_generation"]
         out.append(
-            {"benchmark": f"{case} d={row['dim']:,} pop={row['pop_size']}, s/generation",
+            {"benchmark": f"{row['case']} d={row['dim']:,} pop={row['pop_size']}, s/generation",
              "evolax": t["evolax"], "other": t["evosax"], "against": "evosax 0.3.2",
              "speedup": row["speedup"]}
         )  # fmt: skip
@@ -56,10 +55,10 @@ def rows() -> list[dict]:
              "against": "EvoJAX BraxTask", "speedup": other and evolax / other}
         )  # fmt: skip
     seq2seq = load("seq2seq")
-    if seq2seq is None or not seq2seq["curve"]:
+    if seq2seq is None or not seq2seq["rows"]:
         out.append({"benchmark": "seq2seq", "missing": True})
     else:
-        last = seq2seq["curve"][-1]
+        last = seq2seq["rows"][-1]
         out.append(
             {"benchmark": "seq2seq, generations/s", "evolax": last["generation"] / last["train_s"]}
         )

@@ -23,8 +23,10 @@ with tanh, 27 -> 8) on the same Brax environment (``ant``, ``mjx`` backend by de
 Compilation is timed separately (one untimed call of each before the rounds); then timing
 rounds alternate between the runners so that drift of the machine hits all of them alike.
 Steps per second count every simulated environment step: evolax's loop stops when its last
-episode ends, the scans always run ``max_steps``. Results go to a JSON file and a Markdown
-table on stdout. Example (2 CPU cores, a few minutes, most of it compiling)::
+episode ends, the scans always run ``max_steps``. Results go to
+``benchmarks/results/brax_throughput.json`` and the Markdown table docs/results.md quotes to
+``brax_throughput.md`` (``--out``), and the table to stdout. Example (2 CPU cores, a few
+minutes, most of it compiling)::
 
     python benchmarks/brax_throughput.py --pop-size 16 --n-repeats 4 --max-steps 200
 """
@@ -32,10 +34,7 @@ table on stdout. Example (2 CPU cores, a few minutes, most of it compiling)::
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import os
-import platform
 import statistics
 import time
 from collections.abc import Callable
@@ -50,6 +49,7 @@ from jax.flatten_util import ravel_pytree
 import evolax
 from evolax.rollout import episode_keys
 from evolax.tasks.brax import Brax
+from results_table import write_results
 
 HIDDEN = (32, 32, 32, 32)  # EvoJAX scripts/benchmarks/problems.py, setup_brax
 
@@ -164,6 +164,28 @@ def evojax_runner(
     return error, run
 
 
+#: The table's name of each runner.
+RUNNERS = {
+    "evolax evaluate": "evolax `evaluate`",
+    "plain vmapped brax": "a plain `vmap`ped Brax rollout of the same policy (`lax.scan`)",
+    "evojax BraxTask (legacy_spring dropped)": "EvoJAX's `BraxTask` (with the `legacy_spring` "
+    "argument dropped)",
+}
+
+
+def table(rows: list[dict]) -> str:
+    lines = [
+        "| runner | env steps per second | first call (compile + run) |",
+        "|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {RUNNERS[row['runner']]} | {row['env_steps_per_second']:,.0f} "
+            f"| {row['first_call_seconds']:.1f} s |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default="ant", help="Brax environment")
@@ -218,9 +240,20 @@ def main() -> None:
             rates[name].append(steps[name] / (time.perf_counter() - start))
 
     median = {name: statistics.median(r) for name, r in rates.items()}
-    result = {
-        "benchmark": f"brax_{args.env}_throughput",
-        "config": {
+    rows = [
+        {
+            "runner": name,
+            "env_steps_per_second": median[name],
+            "first_call_seconds": compile_seconds[name],
+        }
+        for name in runners
+    ]
+    write_results(
+        args.out,
+        f"brax_{args.env}_throughput",
+        rows,
+        table,
+        config={
             "env": args.env,
             "backend": args.backend,
             "pop_size": args.pop_size,
@@ -229,21 +262,16 @@ def main() -> None:
             "policy": f"MLP {list(HIDDEN)} tanh",
             "rounds": args.rounds,
         },
-        "env_steps_per_second": median,
-        "all_rounds": rates,
-        "simulated_steps_per_call": steps,
-        "first_call_seconds": compile_seconds,
-        "mean_return": {name: float(np.mean(r)) for name, r in returns.items() if r is not None},
-        "episodes_with_equal_returns_evolax_vs_plain": f"{agree} of {difference.size}",
-        "evojax_brax_task_error": evojax_error,
-        "versions": {n: version(n) for n in ("evolax", "brax", "jax", "mujoco", "evojax")},
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "backend": "cpu"},
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
-    print("\n| runner | env steps / s | first call (s) |\n|---|---|---|")
-    for name in runners:
-        print(f"| {name} | {median[name]:,.0f} | {compile_seconds[name]:.1f} |")
+        env_steps_per_second=median,
+        all_rounds=rates,
+        simulated_steps_per_call=steps,
+        first_call_seconds=compile_seconds,
+        mean_return={name: float(np.mean(r)) for name, r in returns.items() if r is not None},
+        episodes_with_equal_returns_evolax_vs_plain=f"{agree} of {difference.size}",
+        evojax_brax_task_error=evojax_error,
+        versions={n: version(n) for n in ("evolax", "brax", "jax", "mujoco", "evojax")},
+    )
+    print(table(rows))
     print(f"\nreturns equal (evolax vs plain) in {agree} of {difference.size} episodes")
     print(f"wrote {args.out}")
 

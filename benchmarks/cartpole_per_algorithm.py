@@ -96,7 +96,7 @@ def measure(name: str, overrides: dict, n_seeds: int, generations: int) -> dict:
 def table(rows: list[dict]) -> str:
     def cell(stats: dict, digits: int = 0) -> str:
         def fmt(x):
-            return "never" if x == float("inf") else f"{x:.{digits}f}"
+            return "never" if x is None or x == float("inf") else f"{x:.{digits}f}"  # JSON: null
 
         return f"{fmt(stats['median'])} ({fmt(stats['q25'])}-{fmt(stats['q75'])})"
 

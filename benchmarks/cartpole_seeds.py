@@ -70,7 +70,8 @@ def quartiles(values: list[float | None]) -> dict:
     if len(known) < len(values):  # a seed that never reached it counts as worse than all
         known += [np.inf] * (len(values) - len(known))
     with np.errstate(invalid="ignore"):  # inf - inf between two seeds that never got there
-        q25, median, q75 = np.nan_to_num(np.percentile(known, [25, 50, 75]), nan=np.inf)
+        quarts = np.percentile(known, [25, 50, 75])
+    q25, median, q75 = np.nan_to_num(quarts, nan=np.inf, posinf=np.inf)  # never stays inf
     return {
         "median": float(median),
         "q25": float(q25),
@@ -128,7 +129,7 @@ def measure(preset: str, n_seeds: int, optimizer: str | None, generations: int |
 
 def _cell(stats: dict, digits: int = 0) -> str:
     def fmt(x):
-        return "never" if x == np.inf else f"{x:.{digits}f}"
+        return "never" if x is None or x == np.inf else f"{x:.{digits}f}"  # JSON: null
 
     reached = "" if stats["reached"] == stats["of"] else f" ({stats['reached']} reached)"
     return f"{fmt(stats['median'])} ({fmt(stats['q25'])}-{fmt(stats['q75'])}){reached}"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from importlib.metadata import version
 from pathlib import Path
 
 import jax
@@ -119,9 +120,24 @@ def main() -> None:
         label: ["--worker", key, "--evojax-devices", f"{args.evojax_devices}"]
         for key, label in names.items()
     }
+    devices = f"{args.evojax_devices} device" + ("s" if args.evojax_devices > 1 else "")
+    evojax = f"EvoJAX {version('evojax')}, {devices}"
+    labels = {  # the table's
+        names["evolax"]: "evolax, library defaults",
+        names["evojax"]: evojax + (" (its default)" if args.evojax_devices == 1 else ""),
+        names["evojax_wide"]: f"{evojax}, with evolax's XLA flag",
+    }
     times = time_workers(__file__, workers, args.generations, args.rounds)
     config = {"pop_size": POP, "n_repeats": REPEATS, "hidden": HIDDEN, "max_steps": 1000}
-    report(args.out, "cartpole_swingup_easy", config, times, args.generations, [names["evojax"]])
+    report(
+        args.out,
+        "cartpole_swingup_easy",
+        config,
+        times,
+        args.generations,
+        labels,
+        [names["evojax"]],
+    )
 
 
 if __name__ == "__main__":

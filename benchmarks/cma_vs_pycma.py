@@ -38,6 +38,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 
@@ -51,13 +52,13 @@ import numpy as np  # noqa: E402
 from evolax.algorithms.cma_es import CMAES, default_pop_size  # noqa: E402
 from evolax.algorithms.sep_cma_es import SepCMAES  # noqa: E402
 from evolax.problems.bbob import bbob_problem  # noqa: E402
+from results_table import RESULTS, write_results  # noqa: E402
 
 TARGET = 1e-8
 SIGMA0 = 2.0
 FULL_FUNCTIONS = (10, 11, 12, 13, 14)
 SEPARABLE_FUNCTIONS = (1, 2, 5)
 DIMS = (10, 20)
-RESULTS = Path(__file__).parent / "results"
 
 PYCMA_SCRIPT = textwrap.dedent(
     """
@@ -223,46 +224,23 @@ def main(argv: list[str] | None = None) -> dict:
         budget="2e4 * d evaluations", restarts="IPOP: same x0 and sigma0, population x2",
         jax=jax.__version__, pycma=version("cma"),
         cocoex=version("coco-experiment"), seconds=round(time.perf_counter() - start),
-        rows=rows,
     )  # fmt: skip
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "cma_vs_pycma.json").write_text(json.dumps(jsonable(result), indent=1) + "\n")
-    table = markdown(result)
-    (args.out / "cma_vs_pycma.md").write_text(table)
-    print(table)
-    return result
+    table = partial(markdown, args.seeds, first)
+    write_results(args.out / "cma_vs_pycma.json", "cma_vs_pycma", rows, table, **result)
+    print(table(rows))
+    return {**result, "rows": rows}
 
 
-def jsonable(value):
-    """``value`` with non-finite floats (failed runs, their ratios) as ``None``."""
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [jsonable(v) for v in value]
-    return None if isinstance(value, float) and not math.isfinite(value) else value
-
-
-def markdown(result: dict) -> str:
+def markdown(n: int, k: int, rows: list[dict]) -> str:
+    """The docs' table: medians of the first ``k`` seeds and of all ``n``, and its note."""
     from evolax.problems.bbob import BBOB_FUNCTION_NAMES
 
-    n, k = result["seeds"], result["first"]
     lines = [
-        "# evolax CMA-ES vs pycma on COCO bbob",
-        "",
-        f"Evaluations to f - f_opt < 1e-8: medians of seeds 1-{k} and of all {n} (seed s: COCO "
-        f"instance s, x0 {result['x0'].split(';')[0]}), sigma0 = {result['sigma0']}, default "
-        f"population, budget {result['budget']}, IPOP restarts (runs: over all seeds; a "
-        "seed that misses the target counts as inf). evolax in float64 (JAX "
-        f"{result['jax']}), pycma {result['pycma']} (Sep-CMA-ES against "
-        "`CMA_diagonal=True`). Ratio < 1: evolax needs fewer evaluations. Medians of 5 seeds "
-        "are noisy on f12 and f13, where runs vary widely. Produced by `python "
-        "benchmarks/cma_vs_pycma.py`.",
-        "",
         f"| algorithm | function | d | λ | evolax ({k}) | pycma ({k}) | ratio ({k}) | evolax "
         f"({n}) | pycma ({n}) | ratio ({n}) | solved | runs |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in result["rows"]:
+    for r in rows:
         lines.append(
             f"| {r['algorithm']} | f{r['function']} {BBOB_FUNCTION_NAMES[r['function']]} | "
             f"{r['dim']} | {r['pop_size']} | {r['evolax_median_first']:.0f} | "
@@ -271,8 +249,8 @@ def markdown(result: dict) -> str:
             f"{r['evolax_successes']} / {r['pycma_successes']} | "
             f"{sum(r['evolax_runs'])} / {sum(r['pycma_runs'])} |"
         )
-    lines += ["", "solved, runs: evolax / pycma, over all seeds."]
-    return "\n".join(lines) + "\n"
+    lines += ["", f"(solved, runs: evolax / pycma, over all {n} seeds.)"]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

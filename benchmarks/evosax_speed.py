@@ -12,24 +12,25 @@ Run with `nox -s bench -- evosax` (installs evosax 0.3.2 beside evolax), or dire
 `python benchmarks/evosax_speed.py [--cases open_es,pgpe,snes,sep_cma_es,cma_es]`. With
 ``--baseline TREE`` a third worker times the evolax of another checkout (e.g. a ``git worktree``
 of an earlier commit) in the same run, and the table gains its speed-up over evosax and the
-ratio of the two evolax versions.
+ratio of the two evolax versions (named by ``--baseline-name`` and ``--name``). Writes
+``benchmarks/results/evosax_speed.json`` and ``.md`` (``--out``; the table docs/results.md
+quotes).
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
-import json
-import os
-import platform
 import sys
 import time
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 
+from results_table import write_results
 from side_by_side import serve, summary, time_workers
 
 # name: (dimension, population, initial std, learning rate of the mean or None)
@@ -148,6 +149,44 @@ def worker(library: str, case: str, quality_generations: int, quality_seeds: int
     serve(generations, info)
 
 
+#: The table's name of each algorithm.
+ALGORITHMS = {
+    "open_es": "OpenES",
+    "pgpe": "PGPE",
+    "snes": "SNES",
+    "sep_cma_es": "Sep-CMA-ES",
+    "cma_es": "CMA-ES",
+}
+
+
+def table(names: tuple[str, str] | None, rows: list[dict]) -> str:
+    """One line per case; with ``names`` (this evolax's, the baseline's) two more columns: the
+    baseline's speed-up over evosax and this evolax's over the baseline."""
+    header = (
+        "| algorithm | d | pop | evolax s/gen | evosax s/gen | speed-up "
+        "| quality, evolax / evosax |"
+    )
+    rule = "|---|---|---|---|---|---|---|"
+    if names:
+        this, baseline = names
+        header += f" {baseline}'s speed-up, same run | {this} / {baseline} speed |"
+        rule += "---|---|"
+    lines = [header, rule]
+    for row in rows:
+        _, _, std, lr = CASES[row["case"]]
+        settings = f"adam {lr:g}, std {std:g}" if lr else f"std {std:g}"
+        t, q = row["seconds_per_generation"], row["f_ratio"]
+        line = (
+            f"| {ALGORITHMS[row['case']]} ({settings}) | {row['dim']:,} | {row['pop_size']} "
+            f"| {t['evolax']:.3f} | {t['evosax']:.3f} | {row['speedup']:.2f}x "
+            f"| {q['evolax']:.3g} / {q['evosax']:.3g} |"
+        )
+        if names:
+            line += f" {row['baseline_speedup']:.2f}x | {row['evolax_over_baseline']:.3f} |"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated")
@@ -162,6 +201,8 @@ def main() -> None:
     parser.add_argument(
         "--baseline", type=Path, help="another evolax checkout, timed as a third worker"
     )
+    parser.add_argument("--baseline-name", default="baseline", help="its name in the table")
+    parser.add_argument("--name", default="this", help="this evolax's name beside it")
     parser.add_argument("--worker", nargs=2, metavar=("LIBRARY", "CASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -187,6 +228,7 @@ def main() -> None:
         per_gen = summary(times)
         dim, pop, _, _ = CASES[case]
         rows[case] = {
+            "case": case,
             "dim": dim,
             "pop_size": pop,
             "seconds_per_generation": per_gen,
@@ -205,32 +247,17 @@ def main() -> None:
         }
         print(f"{case}: {rows[case]}", flush=True)
 
-    result = {
-        "benchmark": "shifted sphere, ask + evaluate + tell in one jitted lax.scan",
-        "cases": rows,
-        "quality_generations": args.quality_generations,
-        "quality_seeds": args.quality_seeds,
-        "versions": {name: version(name) for name in ("evolax", "evosax", "jax")},
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "backend": "cpu"},
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
-    base = " baseline's speed-up | this / baseline |" if args.baseline else ""
-    print(
-        "\n| algorithm | d | pop | evolax s/gen | evosax s/gen | speed-up | "
-        f"f(mean)/f(x0) after {args.quality_generations} gens, evolax / evosax |{base}"
+    names = (args.name, args.baseline_name) if args.baseline else None
+    write_results(
+        args.out,
+        "shifted sphere, ask + evaluate + tell in one jitted lax.scan",
+        list(rows.values()),
+        partial(table, names),
+        quality_generations=args.quality_generations,
+        quality_seeds=args.quality_seeds,
+        versions={name: version(name) for name in ("evolax", "evosax", "jax")},
     )
-    print("|---|---|---|---|---|---|---|" + ("---|---|" if args.baseline else ""))
-    for case, row in rows.items():
-        t, q = row["seconds_per_generation"], row["f_ratio"]
-        extra = ""
-        if args.baseline:
-            extra = f" {row['baseline_speedup']:.2f}x | {row['evolax_over_baseline']:.3f} |"
-        print(
-            f"| {case} | {row['dim']:,} | {row['pop_size']} | {t['evolax']:.4f} | "
-            f"{t['evosax']:.4f} | {row['speedup']:.2f}x | {q['evolax']:.3g} / {q['evosax']:.3g} |"
-            + extra
-        )
+    print(table(names, list(rows.values())))
 
 
 if __name__ == "__main__":

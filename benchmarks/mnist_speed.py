@@ -17,6 +17,7 @@ import argparse
 import logging
 import sys
 import types
+from importlib.metadata import version
 from pathlib import Path
 
 from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers, xla_defaults
@@ -124,9 +125,13 @@ def main() -> None:
     # runs on its default (one device).
     names = {"evolax": "evolax (library defaults)", "evojax": "evojax 0.2.17"}
     workers = {label: ["--worker", key, *data_args] for key, label in names.items()}
+    labels = {  # the table's
+        names["evolax"]: "evolax, library defaults",
+        names["evojax"]: f"EvoJAX {version('evojax')} (its default, one device)",
+    }
     times = time_workers(__file__, workers, args.generations, args.rounds)
     config = {"pop_size": POP, "batch_size": BATCH, "parameters": 11274}
-    report(args.out, "mnist_pgpe_convnet", config, times, args.generations)
+    report(args.out, "mnist_pgpe_convnet", config, times, args.generations, labels)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,10 @@ Times, in alternating rounds in one process, each a jitted ``lax.scan`` over gen
 
 The differences give the cost of the population and the sphere (``ask + sphere - noise``) and
 of ``tell`` (``generation - ask + sphere``). The case (dimension, population, std, learning
-rate) and the sphere are ``evosax_speed.py``'s. Run with `python benchmarks/open_es_parts.py
-[--dim 100000 --pop 1024 --generations 3 --rounds 5]`.
+rate) and the sphere are ``evosax_speed.py``'s. Writes the parts' medians to
+``benchmarks/results/open_es_parts.json`` and ``.md`` (``--out``; the table docs/results.md
+quotes). Run with `python benchmarks/open_es_parts.py [--dim 100000 --pop 1024 --generations 3
+--rounds 5]`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from functools import partial
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +28,20 @@ import optax
 from evolax.algorithms import OpenES
 from evolax.algorithms.noise import gaussian
 from evosax_speed import CASES, sphere
+from results_table import RESULTS, write_results
+
+
+def table(pop: int, dim: int, rows: list[dict]) -> str:
+    """The seconds per generation of each part, described for a population ``pop`` in ``dim``."""
+    what = {
+        "noise": f"drawing the `{pop // 2} x {dim:,}` normals (with their row sums)",
+        "ask + sphere": f"ask + sphere: the noise, the mirrored `{pop} x {dim:,}` population "
+        "and its sphere values",
+        "generation": "a whole generation (ask + sphere + tell)",
+    }
+    lines = ["| part | seconds per generation |", "|---|---|"]
+    lines += [f"| {what[row['part']]} | {row['seconds_per_generation']:.3f} |" for row in rows]
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -33,6 +51,7 @@ def main() -> None:
     parser.add_argument("--pop", type=int, default=pop)
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=RESULTS / "open_es_parts.json")
     args = parser.parse_args()
     algo = OpenES(args.pop, optimizer=optax.adam(lr), init_std=std)  # evosax_speed.py's case
 
@@ -64,8 +83,13 @@ def main() -> None:
             jax.block_until_ready(run(state, jax.random.key(i + 1)))
             times[name].append((time.perf_counter() - start) / args.generations)
     medians = {name: statistics.median(t) for name, t in times.items()}
-    for name, seconds in medians.items():
-        print(f"{name}: {seconds:.3f} s per generation")
+    rows = [
+        {"part": name, "seconds_per_generation": medians[name], "all_rounds": times[name]}
+        for name in runs
+    ]
+    config = {"dim": args.dim, "pop": args.pop, "generations_per_round": args.generations}
+    write_results(args.out, "open_es_parts", rows, partial(table, args.pop, args.dim), **config)
+    print(table(args.pop, args.dim, rows))
     print(f"population + sphere: {medians['ask + sphere'] - medians['noise']:.3f} s")
     print(f"tell: {medians['generation'] - medians['ask + sphere']:.3f} s")
 

@@ -2,20 +2,34 @@
 
 Both runs use the CLI's defaults (log every 10 generations, test every 100, checkpoint every
 100, keep 3 + best) on the population mesh the CLI would use; the bare run writes nothing
-(no progress bar, no metrics file, no checkpoints) but still tests. Prints the wall-time ratio
-and the instrumented run's own time split.
+(no progress bar, no metrics file, no checkpoints) but still tests. Writes the two wall times
+to `benchmarks/results/overhead.json` and `.md` (the table docs/results.md quotes) and prints
+the instrumented run's own time split.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 import time
 from pathlib import Path
 
 from evolax.sharding import population_mesh, request_cpu_devices
+from results_table import write_results
+
+#: The table's name of each run.
+RUNS = {"bare": "bare", "logged": "progress bar + metrics + checkpoints"}
+
+
+def table(rows: list[dict]) -> str:
+    """Each run's wall time; the instrumented run's also as a change from the bare run's."""
+    bare = rows[0]["wall_s"]
+    lines = ["| run | wall time |", "|---|---|"]
+    for row in rows:
+        change = "" if row["run"] == "bare" else f" ({100 * (row['wall_s'] / bare - 1):+.1f}%)"
+        lines.append(f"| {RUNS[row['run']]} | {row['wall_s']:.1f} s{change} |")
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -50,9 +64,11 @@ def main() -> None:
             )
             results[name] = {"wall_s": time.perf_counter() - start, **result.summary}
     overhead = results["logged"]["wall_s"] / results["bare"]["wall_s"] - 1
-    report = {"generations": args.generations, "overhead": overhead, "runs": results}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2))
+    rows = [{"run": name, **results[name]} for name in ("bare", "logged")]
+    write_results(
+        args.out, "overhead", rows, table, generations=args.generations, overhead=overhead
+    )
+    print(table(rows))
     logged = results["logged"]
     print(
         f"bare {results['bare']['wall_s']:.1f} s, logged+checkpointed {logged['wall_s']:.1f} s: "

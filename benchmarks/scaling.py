@@ -3,19 +3,28 @@
 Trains the cart-pole preset (or `--pop-size`) with `Trainer(mesh=...)` over the first n devices
 for n = 1, 2, 4, ... up to all of them, and reports generations/s and the speed-up over one
 device. On a multi-GPU machine it shows the scaling; on CPU it requests `--cpu-devices`
-host devices (default: one per core) and shows what splitting costs or gains there.
+host devices (default: one per core) and shows what splitting costs or gains there. Writes
+`benchmarks/results/scaling.json` and `.md` (the table docs/scaling.md quotes).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import time
 from pathlib import Path
 
 from evolax.sharding import population_mesh, request_cpu_devices
+from results_table import write_results
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| devices | generations / s | speed-up |", "|---|---|---|"]
+    for row in rows:
+        lines.append(
+            f"| {row['devices']} | {row['generations_per_s']:.2f} | {row['speedup']:.2f}x |"
+        )
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -51,20 +60,17 @@ def main() -> None:
         rows.append({"devices": n, "generations_per_s": args.generations / seconds})
     for row in rows:
         row["speedup"] = row["generations_per_s"] / rows[0]["generations_per_s"]
-    report = {
-        "config": {k: config[k] for k in ("task", "pop_size", "n_repeats", "hidden_sizes")},
-        "backend": jax.default_backend(),
-        "device_kind": jax.devices()[0].device_kind,
-        "cores": os.cpu_count(),
-        "platform": platform.platform(),
-        "rows": rows,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2))
+    write_results(
+        args.out,
+        "scaling",
+        rows,
+        table,
+        config={k: config[k] for k in ("task", "pop_size", "n_repeats", "hidden_sizes")},
+        backend=jax.default_backend(),
+        device_kind=jax.devices()[0].device_kind,
+    )
     print(f"{jax.default_backend()} ({jax.devices()[0].device_kind}), {os.cpu_count()} cores")
-    print("| devices | generations / s | speed-up |\n|---|---|---|")
-    for row in rows:
-        print(f"| {row['devices']} | {row['generations_per_s']:.2f} | {row['speedup']:.2f}x |")
+    print(table(rows))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ example: a smaller network (hidden 64) and population (256), and larger steps (c
 0.03, init std 0.1, std lr 0.1: with EvoJAX's 0.01 / 0.05 / 0.03 a pilot stayed at 20% token
 accuracy, the leading digit, for 300 generations). The ``seq2seq`` preset is the
 configuration aimed at the paper's > 99% on an accelerator (``evolax train seq2seq``).
+Writes the curve to ``benchmarks/results/seq2seq.json`` and its table to ``seq2seq.md``
+(``--out``; the table docs/results.md quotes).
 
     python benchmarks/seq2seq_accuracy.py --minutes 20
 """
@@ -16,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import time
 from pathlib import Path
 
@@ -27,6 +27,38 @@ import optax
 
 import evolax
 from evolax.rollout import evaluate
+from results_table import write_results
+
+
+def table(curve: list[dict]) -> str:
+    """The curve at its first three tests, every 500th generation and its last (in bold: the
+    accuracies it ends with), one column each."""
+    if not curve:
+        return "(no test ran)"
+    last = len(curve) - 1
+    shown = [i for i, row in enumerate(curve) if i < 3 or row["generation"] % 500 == 0 or i == last]
+
+    def line(name: str, cells: list[str], bold_last: bool = False) -> str:
+        if bold_last:
+            cells = [*cells[:-1], f"**{cells[-1]}**"]
+        return f"| {name} | " + " | ".join(cells) + " |"
+
+    rows = [curve[i] for i in shown]
+    return "\n".join(
+        [
+            line("generation", [str(row["generation"]) for row in rows]),
+            "|---|" + "---|" * len(rows),
+            line("training time (min, incl. compile)", [f"{r['train_s'] / 60:.1f}" for r in rows]),
+            line(
+                "per-token accuracy (%)", [f"{100 * r['token_accuracy']:.1f}" for r in rows], True
+            ),
+            line(
+                "exact-answer accuracy (%)",
+                [f"{100 * r['sequence_accuracy']:.2f}" for r in rows],
+                True,
+            ),
+        ]
+    )
 
 
 def main() -> None:
@@ -90,16 +122,16 @@ def main() -> None:
         curve.append(row)
         print(json.dumps(row), flush=True)
 
-    result = {
-        "benchmark": "seq2seq_addition_cpu",
-        "config": {**vars(args), "out": str(args.out), "n_digits": 3, "parameters": n_params},
-        "chance": {"token_accuracy": 0.1, "sequence_accuracy": 1e-4},
-        "curve": curve,
-        "versions": {"evolax": evolax.__version__, "jax": jax.__version__},
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
+    write_results(
+        args.out,
+        "seq2seq_addition_cpu",
+        curve,
+        table,
+        config={**vars(args), "out": str(args.out), "n_digits": 3, "parameters": n_params},
+        chance={"token_accuracy": 0.1, "sequence_accuracy": 1e-4},
+        versions={"evolax": evolax.__version__, "jax": jax.__version__},
+    )
+    print(table(curve), flush=True)
 
 
 if __name__ == "__main__":

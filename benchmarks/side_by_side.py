@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -18,6 +17,8 @@ import time
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
+
+from results_table import write_results
 
 
 def serve(runner: Callable[[int], float], info: Callable[[], dict] | None = None) -> None:
@@ -150,16 +151,25 @@ def summary(times: dict[str, list[float]]) -> dict[str, float]:
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def speed_table(rows: list[dict]) -> str:
+    """The docs' table of a side-by-side run: one line per worker, its seconds per generation."""
+    lines = ["| library | s / generation |", "|---|---|"]
+    lines += [f"| {row['library']} | {row['seconds_per_generation']:.3f} |" for row in rows]
+    return "\n".join(lines)
+
+
 def report(
     out: Path,
     benchmark: str,
     config: dict,
     times: dict[str, list[float]],
     generations: int,
+    labels: dict[str, str],
     baseline_workers: list[str] | None = None,
     baseline: str = "evojax",
 ) -> float:
-    """Write the JSON result to ``out`` and print the table; return evolax's speed-up over the
+    """Write the result to ``out`` (JSON) and its table (``speed_table``, ``labels[worker]`` for
+    each worker's line) beside it as ``.md``, print the table; return evolax's speed-up over the
     ``baseline`` library.
 
     Worker names start with the library's name; each library counts with its fastest worker
@@ -170,23 +180,25 @@ def report(
     counted = baseline_workers or [name for name in per_gen if name.startswith(baseline)]
     baseline_best = min(per_gen[name] for name in counted)
     ratio = baseline_best / evolax_best
-    result = {
-        "benchmark": benchmark,
-        "config": config,
-        "generations_per_round": generations,
-        "rounds": len(next(iter(times.values()))),
-        "seconds_per_generation": per_gen,
-        "all_rounds": times,
-        f"speedup_evolax_over_{baseline}": ratio,
-        "speedup_over_each_worker": {name: t / evolax_best for name, t in per_gen.items()},
-        "versions": {name: version(name) for name in ("evolax", baseline, "jax")},
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "backend": "cpu"},
-    }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
-    print("| library | s / generation |\n|---|---|")
-    for name, seconds in per_gen.items():
-        print(f"| {name} | {seconds:.3f} |")
+    rows = [
+        {"worker": name, "library": labels[name], "seconds_per_generation": seconds}
+        for name, seconds in per_gen.items()
+    ]
+    write_results(
+        out,
+        benchmark,
+        rows,
+        speed_table,
+        config=config,
+        generations_per_round=generations,
+        rounds=len(next(iter(times.values()))),
+        seconds_per_generation=per_gen,
+        all_rounds=times,
+        **{f"speedup_evolax_over_{baseline}": ratio},
+        speedup_over_each_worker={name: t / evolax_best for name, t in per_gen.items()},
+        versions={name: version(name) for name in ("evolax", baseline, "jax")},
+    )
+    print(speed_table(rows))
     print(f"\nevolax is {ratio:.1f}x {baseline}'s throughput (cpu, {os.cpu_count()} cores)")
     for name, seconds in per_gen.items():
         if name.startswith(baseline) and name not in counted:
