@@ -206,22 +206,26 @@ def names(cell: str) -> set[str]:
     return set(re.findall(r"`(\w+)`", cell))
 
 
+def table_rows(module, base):
+    """``(name, class, fields, traced names, static names)`` of each row of the embedding
+    page's table that names a subclass of ``base`` in ``module``."""
+    text = (GUIDES / "embedding.md").read_text()
+    for name, traced, static in re.findall(r"^\| `(\w+)` \| (.*?) \| (.*?) \|$", text, re.M):
+        cls = getattr(module, name, None)
+        if isinstance(cls, type) and issubclass(cls, base):
+            yield name, cls, dataclasses.fields(cls), names(traced), names(static)
+
+
 def test_embedding_table_of_traced_fields():
     """The page's table names each algorithm's static fields exactly, and every field it calls
     traced really is: the algorithm builds, asks and tells with it as a vmapped tracer
     (checked with `jax.eval_shape`, which traces without compiling)."""
-    text = (GUIDES / "embedding.md").read_text()
-    rows = re.findall(r"^\| `(\w+)` \| (.*?) \| (.*?) \|$", text, flags=re.M)
     checked = 0
-    for name, traced, static in rows:
-        cls = getattr(algorithms, name, None)
-        if cls is None or not issubclass(cls, algorithms.Algorithm):
-            continue
-        fields = dataclasses.fields(cls)
-        assert names(static) == {f.name for f in fields if f.metadata.get("static")}, name
-        assert names(traced) <= {f.name for f in fields if not f.metadata.get("static")}, name
+    for name, cls, fields, traced, static in table_rows(algorithms, algorithms.Algorithm):
+        assert static == {f.name for f in fields if f.metadata.get("static")}, name
+        assert traced <= {f.name for f in fields if not f.metadata.get("static")}, name
         dim = 50 if name == "LMMAES" else 5  # LM-MA-ES's default c_sigma needs pop <= dim / 2
-        for field in sorted(names(traced)):
+        for field in sorted(traced):
 
             def generation(value, key, field=field, cls=cls, name=name, dim=dim):
                 kwargs = {"pop_size": 8, **ALGORITHM_SETUP.get(name, {}), field: value}
@@ -241,17 +245,11 @@ def test_embedding_table_of_traced_fields():
 def test_embedding_table_of_task_fields():
     """The table names each task's ordinary fields exactly, and static ones that are static;
     an episode's reset and step trace with each ordinary field vmapped over."""
-    text = (GUIDES / "embedding.md").read_text()
-    rows = re.findall(r"^\| `(\w+)` \| (.*?) \| (.*?) \|$", text, flags=re.M)
     checked = 0
-    for name, traced, static in rows:
-        cls = getattr(tasks, name, None)
-        if cls is None or not issubclass(cls, tasks.Task):
-            continue
-        fields = dataclasses.fields(cls)
-        assert names(static) <= {f.name for f in fields if f.metadata.get("static")}, name
-        assert names(traced) == {f.name for f in fields if not f.metadata.get("static")}, name
-        for field in sorted(names(traced)):
+    for name, cls, fields, traced, static in table_rows(tasks, tasks.Task):
+        assert static <= {f.name for f in fields if f.metadata.get("static")}, name
+        assert traced == {f.name for f in fields if not f.metadata.get("static")}, name
+        for field in sorted(traced):
 
             def episode_step(value, key, field=field, cls=cls):
                 task = cls(**{field: value})
