@@ -82,9 +82,7 @@ def population_split(out, mesh, t):
     ]
     # so a run of chunks reuses its compiled chunk (it crashed on the second chunk)
     options = dict(log_interval=1, test_interval=2, n_test_episodes=8, progress=False)
-    out["chunked_runs"] = [
-        int(np.max(train(ga, 2, seed=seed, **options).state.generation)) for seed in (0, [0, 1])
-    ]
+    out["chunked_run"] = int(np.max(train(ga, 2, seed=[0, 1], **options).state.generation))
 
     try:
         Trainer(algorithm=PGPE(pop_size=18), policy=MLP(), task=CartPoleSwingUp(), mesh=mesh)
