@@ -7,6 +7,7 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from evolax.algorithms.unbatched import one_at_a_time
 
@@ -57,6 +58,7 @@ for algo in sys.argv[1:]:
 """
 
 
+@pytest.mark.slow  # 19 s of the default run; the rule's own checks above stay in it
 def test_full_covariance_vmapped_over_seeds_on_every_core():
     algos = ["cma_es", "xnes"]
     done = subprocess.run(
