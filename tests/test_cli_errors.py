@@ -164,7 +164,7 @@ def test_a_corrupt_best_falls_back_to_the_latest(run_dir, tmp_path, capsys):
             file.write_bytes(b"garbage")
     with pytest.warns(UserWarning, match="no usable checkpoint in .*best.*using the latest"):
         assert cli.main(["eval", str(copy), "--episodes", "2"]) == 0
-    assert "generation 2" in capsys.readouterr().out
+    assert "(latest solution, generation 2)" in capsys.readouterr().out  # not "best"
 
 
 def test_there_are_at_least_25_cases():

@@ -364,14 +364,15 @@ def _eval(args: argparse.Namespace) -> int:
     from evolax.runner import run_seeds
     from evolax.runs import load_run
 
-    config, trainer, state, _ = load_run(args.run_dir, args.checkpoint)
+    config, trainer, state, meta = load_run(args.run_dir, args.checkpoint)
+    loaded = meta["checkpoint"]  # the latest where best was asked for but is missing or bad
     episodes = args.episodes or config["test_episodes"]
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
     seeds = run_seeds(config)
     if isinstance(seeds, int):
         scores = np.asarray(eqx.filter_jit(trainer.test)(state, key, episodes))
         print(
-            f"{config['task']} ({args.checkpoint} solution, generation "
+            f"{config['task']} ({loaded} solution, generation "
             f"{int(state.generation)}): mean {scores.mean():.2f} +- {scores.std():.2f}, min "
             f"{scores.min():.2f}, max {scores.max():.2f} over {episodes} episodes"
         )
@@ -382,7 +383,7 @@ def _eval(args: argparse.Namespace) -> int:
     generations = np.asarray(state.generation)
     for seed, generation, scores in zip(seeds, generations, all_scores, strict=True):
         print(
-            f"{config['task']} seed {seed} ({args.checkpoint} solution, generation "
+            f"{config['task']} seed {seed} ({loaded} solution, generation "
             f"{int(generation)}): mean {scores.mean():.2f} +- {scores.std():.2f} over "
             f"{episodes} episodes"
         )

@@ -16,7 +16,8 @@ from evolax.trainer import Trainer, TrainState
 def load_run(
     run_dir: str | Path, which: str = "latest"
 ) -> tuple[dict[str, Any], Trainer, TrainState, dict[str, Any]]:
-    """Rebuild a run from its folder: ``(config, trainer, state, checkpoint metadata)``; the
+    """Rebuild a run from its folder: ``(config, trainer, state, checkpoint metadata)``, the
+    metadata's ``"checkpoint"`` saying which was loaded (``"best"`` or ``"latest"``); the
     state of a run of several seeds has a leading seed axis (:func:`~evolax.runner.run_seeds`).
 
     Args:
@@ -34,7 +35,8 @@ def load_run(
     try:
         if which == "best" and store.steps(BEST):
             try:
-                return (config, trainer, *store.restore(like=like, which=BEST))
+                state, meta = store.restore(like=like, which=BEST)
+                return config, trainer, state, {**meta, "checkpoint": "best"}
             except CheckpointError as error:  # the latest checkpoints may still be intact
                 if not store.steps(LATEST):
                     raise
@@ -42,7 +44,7 @@ def load_run(
         state, meta = store.restore(like=like, which=LATEST)
     finally:
         store.close()
-    return config, trainer, state, meta
+    return config, trainer, state, {**meta, "checkpoint": "latest"}
 
 
 __all__ = ["load_run"]
