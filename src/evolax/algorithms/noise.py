@@ -22,6 +22,7 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Float
 
+from evolax.algorithms.unbatched import one_at_a_time
 from evolax.types import PRNGKey
 
 _MANTISSA_BITS = 23
@@ -52,7 +53,7 @@ def gaussian(
 def _draw(shape: tuple[int, ...]):
     """The draw of one ``shape`` as a function of the seed ``u32[4]``, batched key by key."""
 
-    @jax.custom_batching.custom_vmap
+    @one_at_a_time  # vmapped, key by key: the same draws as unbatched
     def draw(seed):
         if math.prod(shape) == 0:
             return jnp.zeros(shape, jnp.float32)
@@ -64,12 +65,4 @@ def _draw(shape: tuple[int, ...]):
         uniform = jnp.maximum(_LOW, 2.0 * unit - 3.0)
         return np.float32(math.sqrt(2.0)) * lax.erf_inv(uniform)
 
-    @draw.def_vmap
-    def _batched(axis_size, in_batched, seed):
-        (batched,) = in_batched
-        if not batched:
-            return draw(seed), False
-        return lax.map(draw, seed), True
-
-    del _batched
     return draw
