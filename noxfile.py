@@ -69,5 +69,5 @@ def bench(session: nox.Session) -> None:
 @nox.session
 def types(session: nox.Session) -> None:
     """mypy over the typed package (configuration in pyproject.toml's [tool.mypy])."""
-    session.install("-e", ".", "mypy>=1.14", "types-tqdm")
+    session.install("-e", ".", "mypy>=1.14", "types-tqdm", "types-PyYAML")
     session.run("mypy", *session.posargs)

@@ -19,19 +19,23 @@ import argparse
 import importlib.util
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import evolax
 from cartpole_seeds import first_at, quartiles
-from evolax.config import build_trainer, resolve
+from evolax.config import build_trainer, from_flat, resolve, run_settings
 from evolax.logging import read_rows
-from evolax.runner import run_seeds, train
+from evolax.runner import train
 from results_table import RESULTS, previous_rows, write_results
 
 TEST = Path(__file__).parents[1] / "tests" / "algorithms" / "test_cartpole_per_algorithm.py"
 
 
-def settings() -> dict[str, tuple[dict, int]]:
+Settings = Mapping[str, object] | Sequence[str]
+
+
+def settings() -> dict[str, tuple[Settings, int]]:
     """The slow test's settings per algorithm (one source for both)."""
     spec = importlib.util.spec_from_file_location("per_algorithm_settings", TEST)
     assert spec is not None and spec.loader is not None
@@ -40,35 +44,42 @@ def settings() -> dict[str, tuple[dict, int]]:
     return module.SETTINGS
 
 
-def measure(name: str, overrides: dict, n_seeds: int, generations: int) -> dict:
-    config = resolve(
-        "cartpole_easy",
-        {
-            "algo": name,
-            "pop_size": 64,
-            "n_repeats": 4,
-            "test_interval": 50,
-            "test_episodes": 100,
-            "generations": generations,
-            "seeds": n_seeds,
-            **overrides,
-        },
-    )
-    seeds = run_seeds(config)
+def configuration(name: str, overrides: Settings, n_seeds: int, generations: int) -> dict:
+    """The test's configuration of ``name``, run for ``generations`` with ``n_seeds`` seeds.
+
+    ``overrides`` are dotted assignments (``algorithm.init_std=0.5``, or a mapping of dotted
+    keys) on the preset, or 0.1.0's flat keys (``init_std``), built as 0.1.0 built them."""
+    run = [
+        f"run.generations={generations}",
+        "run.seed=42",
+        f"run.seeds={n_seeds}",
+        "run.log_interval=50",
+        "run.test_interval=50",
+        "run.test_episodes=100",
+        f"run.checkpoint_interval={generations}",
+    ]
+    if isinstance(overrides, Mapping) and not any("." in key for key in overrides):
+        return resolve(from_flat({"algo": name, "pop_size": 64, "n_repeats": 4, **overrides}), run)
+    if isinstance(overrides, Mapping):
+        overrides = [f"{key}={value}" for key, value in overrides.items()]
+    algorithm = [f"algorithm.name={name}", "algorithm.pop_size=64", "trainer.n_repeats=4"]
+    return resolve("cartpole_easy", [*algorithm, *overrides, *run])
+
+
+def measure(name: str, overrides: Settings, n_seeds: int, generations: int) -> dict:
+    config = configuration(name, overrides, n_seeds, generations)
+    run = run_settings(config)
+    seeds = run.seed_list
     with tempfile.TemporaryDirectory() as run_dir:
         start = time.perf_counter()
         trainer = build_trainer(config)
         train(
             trainer,
-            generations,
-            seed=seeds,
-            log_interval=50,
-            test_interval=50,
-            n_test_episodes=100,
+            run.generations,
+            **run.train_kwargs(),
             run_dir=run_dir,
             config=config,
             progress=False,
-            checkpoint_interval=generations,
         )
         wall = time.perf_counter() - start
         tests = [r for r in read_rows(Path(run_dir) / "metrics.jsonl") if r["kind"] == "test"]
@@ -105,7 +116,9 @@ def table(rows: list[dict]) -> str:
         "|---|---|---|---|---|",
     ]
     for row in rows:
-        settings = ", ".join(f"{k} {v}" for k, v in row["settings"].items()) or "EvoJAX's"
+        given = row["settings"]
+        pairs = given.items() if isinstance(given, dict) else (a.split("=", 1) for a in given)
+        settings = ", ".join(f"{k} {v}" for k, v in pairs) or "EvoJAX's"
         reached = row["generation_to_900"]
         lines.append(
             f"| `{row['algo']}` | {settings} | {reached['reached']} of {reached['of']} "

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 import evolax
-from evolax.config import build_trainer, resolve
+from evolax.config import build_trainer, resolve, run_settings
 from evolax.logging import read_rows
-from evolax.runner import run_seeds, train
+from evolax.runner import train
 from results_table import RESULTS, previous_rows, write_results
 
 TARGETS = {"cartpole_easy": 900.0, "cartpole_hard": 600.0}
@@ -37,22 +37,19 @@ TARGETS = {"cartpole_easy": 900.0, "cartpole_hard": 600.0}
 EVOJAX = {"cartpole_easy": 935.0, "cartpole_hard": 631.0}
 
 
-def train_run(config: dict, seeds: int | list[int]) -> tuple[dict, list[dict], float]:
+def train_run(config: dict) -> tuple[dict, list[dict], float]:
     """Summary, test rows and wall seconds of one `evolax.train` run of ``config``."""
     trainer = build_trainer(config)
+    run = run_settings(config)
     with tempfile.TemporaryDirectory() as run_dir:
         start = time.perf_counter()
         result = train(
             trainer,
-            config["generations"],
-            seed=seeds,
-            log_interval=config["log_interval"],
-            test_interval=config["test_interval"],
-            n_test_episodes=config["test_episodes"],
+            run.generations,
+            **run.train_kwargs(),
             run_dir=run_dir,
             config=config,
             progress=False,
-            checkpoint_interval=config["checkpoint_interval"],
         )
         wall = time.perf_counter() - start
         tests = [row for row in read_rows(Path(run_dir) / "metrics.jsonl") if row["kind"] == "test"]
@@ -82,15 +79,15 @@ def quartiles(values: list[float | None]) -> dict:
 
 
 def measure(preset: str, n_seeds: int, optimizer: str | None, generations: int | None) -> dict:
-    overrides: dict = {"optimizer": optimizer} if optimizer else {}
+    overrides = [f"algorithm.optimizer.name={optimizer}"] if optimizer else []
     if generations:
-        overrides["generations"] = generations
+        overrides.append(f"run.generations={generations}")
     config = resolve(preset, overrides)
-    single_summary, single_tests, single_wall = train_run(config, config["seed"])
-    batch = resolve(preset, {**overrides, "seeds": n_seeds})
-    seeds = run_seeds(batch)
-    summary, tests, wall = train_run(batch, seeds)
-    per_gen = single_wall / config["generations"]
+    single_summary, single_tests, single_wall = train_run(config)
+    batch = resolve(preset, [*overrides, f"run.seeds={n_seeds}"])
+    seeds = run_settings(batch).seed_list
+    summary, tests, wall = train_run(batch)
+    per_gen = single_wall / config["run"]["generations"]
     target = TARGETS[preset]
     per_seed = []
     for seed in seeds:
@@ -107,7 +104,7 @@ def measure(preset: str, n_seeds: int, optimizer: str | None, generations: int |
         )
     return {
         "preset": preset,
-        "optimizer": config["optimizer"],
+        "optimizer": config["algorithm"]["optimizer"]["name"],
         "target": target,
         "evojax_final": EVOJAX[preset],
         "seeds": seeds,
@@ -117,7 +114,7 @@ def measure(preset: str, n_seeds: int, optimizer: str | None, generations: int |
         "final": quartiles([s["final"] for s in per_seed]),
         "best": quartiles([s["best"] for s in per_seed]),
         "single_run": {
-            "seed": config["seed"],
+            "seed": config["run"]["seed"],
             "wall_s": single_wall,
             "generation_to_target": first_at(single_tests, target),
             "final": single_summary["final_test_mean"],
@@ -156,7 +153,7 @@ def table(rows: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("presets", nargs="*", default=list(TARGETS), choices=list(TARGETS))
+    parser.add_argument("presets", nargs="*", help=f"of {list(TARGETS)} (default: all)")
     parser.add_argument("--seeds", type=int, default=8, help="seeds per preset")
     parser.add_argument("--optimizer", help="centre optimizer instead of the preset's")
     parser.add_argument("--generations", type=int, help="instead of the preset's (smoke tests)")
@@ -165,7 +162,9 @@ def main() -> None:
     evolax.use_cpu_cores()
 
     rows = {(r["preset"], r["optimizer"]): r for r in previous_rows(args.out)}
-    for preset in args.presets:
+    for preset in args.presets or list(TARGETS):
+        if preset not in TARGETS:
+            parser.error(f"unknown preset {preset!r}; choose from {list(TARGETS)}")
         row = measure(preset, args.seeds, args.optimizer, args.generations)
         rows[(row["preset"], row["optimizer"])] = row
         ordered = sorted(rows.values(), key=lambda r: (r["preset"], r["optimizer"]))

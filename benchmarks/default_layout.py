@@ -44,8 +44,8 @@ TUNED = {"mnist": (1, 1), "image_approximation": (None, 16)}
 #: Presets too big for 2 cores (a generation of `ant` is 16 million Brax steps, about 23
 #: minutes; of `seq2seq` about 60 s) are measured at these sizes.
 SIZED = {
-    "ant": {"pop_size": 64, "n_repeats": 2, "max_steps": 200},
-    "seq2seq": {"pop_size": 128},
+    "ant": {"algorithm.pop_size": 64, "trainer.n_repeats": 2, "task.max_steps": 200},
+    "seq2seq": {"algorithm.pop_size": 128},
 }
 #: Generations per timing round and rounds, per preset (cheap presets: more).
 ROUNDS = {
@@ -72,7 +72,7 @@ def worker(preset: str, mode: str) -> None:
     from evolax.sharding import default_mesh
     from side_by_side import evolax_timer
 
-    config = resolve(preset, SIZED.get(preset, {}))
+    config = resolve(preset, [f"{k}={v}" for k, v in SIZED.get(preset, {}).items()])
     trainer = build_trainer(config)
     if mode == "tuned":
         mesh = default_mesh(trainer.algorithm.pop_size, trainer.n_repeats, trainer._group)
@@ -81,7 +81,7 @@ def worker(preset: str, mode: str) -> None:
         chunk = TUNED.get(preset, (None, None))[1] or local or trainer.algorithm.pop_size
         trainer = trainer.with_layout(Layout(n_devices, chunk))
     start = time.perf_counter()
-    state = trainer.init(jax.random.key(config["seed"]))
+    state = trainer.init(jax.random.key(config["run"]["seed"]))
     choice = trainer.chosen_layout(state)
 
     def info() -> dict:  # after serve's first (compiling) generation
@@ -101,8 +101,7 @@ def cli_run(preset: str, cache: str) -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as run_dir:
         env = {**os.environ, "XDG_CACHE_HOME": cache}
         command = ["evolax", "train", "--config", preset, "--generations", "100"]
-        for key, value in SIZED.get(preset, {}).items():
-            command += [f"--{key.replace('_', '-')}", str(value)]
+        command += [f"{key}={value}" for key, value in SIZED.get(preset, {}).items()]
         command += ["--no-progress", "--run-dir", f"{run_dir}/run"]
         begin = time.perf_counter()
         subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
@@ -148,7 +147,9 @@ def table(rows: list[dict]) -> str:
         tuned, default = row["workers"]["tuned"], row["workers"]["default"]
         per_gen, run = row["seconds_per_generation"], row["run_100_generations"]
         wall = f"{run['wall_s']:.0f}" + ("" if run["measured"] else " (est.)")
-        sized = ", ".join(f"{k} {v}" for k, v in SIZED.get(row["preset"], {}).items())
+        sized = ", ".join(
+            f"{k.rpartition('.')[2]} {v}" for k, v in SIZED.get(row["preset"], {}).items()
+        )
         name = row["preset"] + (f" ({sized})" if sized else "")
         lines.append(
             f"| {name} | {tuned['layout'][0]} dev x {tuned['layout'][1]} "
@@ -170,13 +171,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.worker:
         return worker(*args.worker)
-    from evolax.config import PRESETS
+    from evolax.config import presets
 
     out = RESULTS / "default_layout.json"
     rows = {row["preset"]: row for row in previous_rows(out)}  # presets not measured again stay
-    for preset in args.presets or list(PRESETS):
+    for preset in args.presets or presets():
         rows[preset] = measure(preset, args.cli_limit)
-        ordered = [rows[p] for p in PRESETS if p in rows]
+        ordered = [rows[p] for p in presets() if p in rows]
         write_results(out, "default_layout", ordered, table)  # after every preset
     print(table(ordered))
 

@@ -20,24 +20,23 @@ from pathlib import Path
 
 import evolax
 from cartpole_seeds import quartiles, train_run
-from evolax.config import resolve
-from evolax.runner import run_seeds
+from evolax.config import resolve, run_settings
 from results_table import RESULTS, write_results
 
 PRESET = "image_approximation"
 
 
 def measure(n_seeds: int, generations: int, test_interval: int) -> dict:
-    overrides = {
-        "generations": generations,
-        "test_interval": test_interval,
-        "checkpoint_interval": generations,
-    }
+    overrides = [
+        f"run.generations={generations}",
+        f"run.test_interval={test_interval}",
+        f"run.checkpoint_interval={generations}",
+    ]
     config = resolve(PRESET, overrides)
-    _, _, single_wall = train_run(config, config["seed"])
-    batch = resolve(PRESET, {**overrides, "seeds": n_seeds})
-    seeds = run_seeds(batch)
-    summary, tests, wall = train_run(batch, seeds)
+    _, _, single_wall = train_run(config)
+    batch = resolve(PRESET, [*overrides, f"run.seeds={n_seeds}"])
+    seeds = run_settings(batch).seed_list
+    summary, tests, wall = train_run(batch)
     per_gen = single_wall / generations
     loss = {}
     for generation in sorted({row["generation"] for row in tests}):
@@ -49,7 +48,7 @@ def measure(n_seeds: int, generations: int, test_interval: int) -> dict:
         "seeds": seeds,
         "loss": loss,
         "seconds_per_generation": per_gen,
-        "single_run": {"seed": config["seed"], "wall_s": single_wall},
+        "single_run": {"seed": config["run"]["seed"], "wall_s": single_wall},
         "vmapped_run": {"wall_s": wall, "layout": summary["layout"]},
         "vmap_speedup": single_wall * len(seeds) / wall,
     }

@@ -30,13 +30,11 @@ def evolax_runner(seed: int, data_dir: str | None):
 
     from evolax.config import build_trainer, resolve
 
-    config = resolve("mnist", {"data_dir": data_dir})
-    assert (config["pop_size"], config["batch_size"]) == (POP, BATCH)
-    assert (config["center_lr"], config["std_lr"], config["init_std"]) == (
-        CENTER_LR,
-        STD_LR,
-        INIT_STD,
-    )
+    config = resolve("mnist", [f"task.data.data_dir={data_dir}"] if data_dir else [])
+    algorithm = config["algorithm"]
+    assert (algorithm["pop_size"], config["task"]["batch_size"]) == (POP, BATCH)
+    lr = algorithm["optimizer"]["learning_rate"]
+    assert (lr, algorithm["std_lr"], algorithm["init_std"]) == (CENTER_LR, STD_LR, INIT_STD)
     trainer = build_trainer(config)
     return evolax_timer(trainer, trainer.init(jax.random.key(seed)))
 

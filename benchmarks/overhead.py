@@ -44,7 +44,7 @@ def main() -> None:
     from evolax.config import build_trainer, resolve
     from evolax.runner import train
 
-    config = resolve(None, {"task": "cartpole", "generations": args.generations})
+    config = resolve("cartpole_easy", [f"run.generations={args.generations}"])
     trainer = build_trainer(config, population_mesh())
     common = dict(seed=0, log_interval=10, test_interval=100, checkpoint_interval=100)
     train(trainer, 10, progress=False, **common)  # compile the chunk and test programs once

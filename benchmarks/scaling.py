@@ -43,7 +43,8 @@ def main() -> None:
     from evolax.config import build_trainer, resolve
     from evolax.runner import initial_state
 
-    config = resolve("cartpole_easy", {"pop_size": args.pop_size})
+    sized = [f"algorithm.pop_size={args.pop_size}"] if args.pop_size else []
+    config = resolve("cartpole_easy", sized)
     counts, n = [], 1
     while n <= len(jax.devices()):
         counts.append(n)
@@ -65,7 +66,12 @@ def main() -> None:
         "scaling",
         rows,
         table,
-        config={k: config[k] for k in ("task", "pop_size", "n_repeats", "hidden_sizes")},
+        config={
+            "task": config["task"]["name"],
+            "pop_size": config["algorithm"]["pop_size"],
+            "n_repeats": config["trainer"]["n_repeats"],
+            "hidden_sizes": config["policy"]["hidden_sizes"],
+        },
         backend=jax.default_backend(),
         device_kind=jax.devices()[0].device_kind,
     )

@@ -60,8 +60,9 @@ def test_train_writes_config_metrics_summary_and_checkpoints(run):
     os.umask(umask)
     for name in ("config.json", "summary.json"):  # readable as any file the user writes
         assert (run_dir / name).stat().st_mode & 0o777 == 0o666 & ~umask
-    assert config["hard"] is True and config["seed"] == 42  # from the preset
-    assert config["pop_size"] == 8 and config["preset"] == "cartpole_hard"  # a flag overrides
+    assert config["task"]["hard"] is True and config["run"]["seed"] == 42  # from the preset
+    assert config["algorithm"]["pop_size"] == 8  # a flag overrides
+    assert config["task"]["pole_length"] == 0.6  # every field, defaults too
     assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["2", "4", "6"]
     assert len(list((run_dir / "best").iterdir())) == 1
     assert list((run_dir / "tensorboard").glob("events.out.tfevents.*"))
@@ -93,13 +94,15 @@ def test_seq2seq_trains_evaluates_and_renders_a_table(tmp_path):
     run_dir = tmp_path / "s2s"
     train = evolax(
         "train", "seq2seq", "--pop-size", "8", "--hidden-size", "8", "--n-digits", "2",
-        "--batch-size", "16", "--generations", "2", "--log-interval", "1", "--test-interval",
-        "2", "--checkpoint-interval", "2", "--no-progress", "--run-dir", run_dir, cwd=tmp_path,
+        "policy.output_length=3", "--batch-size", "16", "--generations", "2", "--log-interval",
+        "1", "--test-interval", "2", "--checkpoint-interval", "2", "--no-progress",
+        "--run-dir", run_dir, cwd=tmp_path,
     )  # fmt: skip
     assert train.returncode == 0, train.stderr
     config = json.loads((run_dir / "config.json").read_text())
-    assert config["preset"] == "seq2seq" and config["pop_size"] == 8
-    assert config["center_lr"] == 0.01 and config["n_digits"] == 2
+    assert config["task"]["name"] == "seq2seq" and config["algorithm"]["pop_size"] == 8
+    assert config["algorithm"]["optimizer"]["learning_rate"] == 0.01
+    assert config["task"]["n_digits"] == 2
     render = evolax("render", run_dir, cwd=tmp_path)
     assert render.returncode == 0, render.stderr
     assert "1 frame(s)" in render.stdout
@@ -127,7 +130,8 @@ def test_mnist_preset_trains_and_renders_predictions(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert 0.0 <= summary["final_test_mean"] <= 1.0  # accuracy on the 10,000 test images
     config = json.loads((run_dir / "config.json").read_text())
-    assert config["optimizer"] == "evojax_adam" and config["init_scale"] == 0.0  # EvoJAX's
+    assert config["algorithm"]["optimizer"]["name"] == "evojax_adam"  # EvoJAX's
+    assert config["trainer"]["init_scale"] == 0.0
     render = evolax("render", run_dir, cwd=tmp_path)
     assert render.returncode == 0, render.stderr
     assert (run_dir / "predictions.png").is_file()
@@ -143,8 +147,9 @@ def test_image_approximation_trains_and_renders_the_painting(tmp_path):
     )  # fmt: skip
     assert train.returncode == 0, train.stderr
     config = json.loads((run_dir / "config.json").read_text())
-    assert config["optimizer"] == "clipup" and config["max_speed"] == 0.15
-    assert config["canvas_size"] == [24, 32] and config["policy"] == "direct"
+    optimizer = config["algorithm"]["optimizer"]
+    assert optimizer["name"] == "clipup" and optimizer["max_speed"] == 0.15
+    assert config["task"]["size"] == [24, 32] and config["policy"]["name"] == "direct"
     render = evolax("render", run_dir, cwd=tmp_path)
     assert render.returncode == 0, render.stderr
     with Image.open(run_dir / "predictions.png") as image:
@@ -181,7 +186,8 @@ def test_eval_of_an_mnist_run_fits_in_2_gb(tmp_path):
     train = ["train", "mnist", "--generations", "1", "--pop-size", "2", "--batch-size", "8"]
     command = evolax_command(*train, "--no-progress", "--run-dir", run_dir)
     subprocess.run(command, env=env, check=True, capture_output=True, timeout=600)
-    assert json.loads((run_dir / "config.json").read_text())["data_dir"] == str(data)
+    recorded = json.loads((run_dir / "config.json").read_text())["task"]["data"]
+    assert recorded["data_dir"] == str(data)
     del env["EVOLAX_DATA_DIR"]  # eval finds the data through config.json
     # the peak of this process's own memory (VmHWM): ru_maxrss would also count the pytest
     # worker's, which Linux carries over into a child through fork and exec

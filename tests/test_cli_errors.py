@@ -74,19 +74,29 @@ def no_brax(monkeypatch):
 # {corrupt} stand for the fixtures' folders
 CASES = [
     (["train", "--pop-size", "7"], [], "pop_size must be even"),
-    (["train", "--pop-size", "0"], [], "argument --pop-size: must be a positive integer, got 0"),
-    (["train", "--pop-size", "x"], [], "argument --pop-size: must be a positive integer, got 'x'"),
+    (["train", "--pop-size", "0"], [], "algorithm: pop_size must be a positive integer, got 0"),
+    (["train", "--pop-size", "x"], [], "algorithm.pop_size: expected int, got 'x'"),
     (["train", "--init-std", "-1"], [], "init_std must be a finite positive number, got -1.0"),
-    (["train", "--center-lr", "nan"], [], "argument --center-lr: must be a finite number"),
-    (["train", "--std-lr", "inf"], [], "argument --std-lr: must be a finite number, got 'inf'"),
-    (["train", "--center-lr", "0"], [], "center_lr must be a finite positive number, got 0.0"),
-    (["train", "--hidden-sizes", "64,x"], [], "expected comma-separated integers"),
-    (["train", "--hidden-sizes", "64,,64"], [], "expected comma-separated integers"),
-    (["train", "--hidden-sizes", "64,-1"], [], "sizes must be positive, got '64,-1'"),
-    (["train", "pong"], [], "argument task: invalid choice: 'pong'"),
-    (["train", "--algo", "sgd"], [], "argument --algo: invalid choice: 'sgd'"),
-    (["train", "--config", "cartpole_medium"], [], "argument --config: invalid choice"),
-    (["train", "--seed", "one"], [], "argument --seed: invalid int value: 'one'"),
+    (
+        ["train", "--center-lr", "nan"],
+        [],
+        "algorithm.optimizer.learning_rate: expected a finite number, got nan",
+    ),
+    (["train", "--std-lr", "inf"], [], "algorithm.std_lr: expected a finite number, got inf"),
+    (["train", "--center-lr", "0"], [], "learning_rate must be a finite positive number, got 0.0"),
+    (["train", "--hidden-sizes", "64,x"], [], "policy.hidden_sizes[1]: expected int, got 'x'"),
+    (["train", "--hidden-sizes", "64,,64"], [], "policy.hidden_sizes: '[64,,64]' is not a valid"),
+    (["train", "--hidden-sizes", "64,-1"], [], "hidden_sizes[1] must be a positive integer"),
+    (["train", "pong"], [], "config 'pong' is neither a file nor a preset; presets: ant,"),
+    (["train", "--algo", "sgd"], [], "algorithm: unknown name 'sgd'; choose from ars, cma_es"),
+    (["train", "--config", "cartpole_medium"], [], "'cartpole_medium' is neither a file nor"),
+    (["train", "--seed", "one"], [], "run.seed: expected int, got 'one'"),
+    (["train", "algorithm.pop_sze=8"], [], "algorithm: unknown field(s) ['pop_sze']; PGPE takes"),
+    (["train", "algorithms.pop_size=8"], [], "unknown section(s) ['algorithms']"),
+    (["train", "task.name=no_such.module:Task"], [], "task: cannot import 'no_such.module:Task'"),
+    (["train", "policy.hidden_sizes=[64"], [], "policy.hidden_sizes: '[64' is not a valid value"),
+    (["train", "{files}/notes.txt"], ["files"], "expected a mapping of sections"),
+    (["train", "cartpole", "mnist"], [], "give one preset or file, got ['cartpole', 'mnist']"),
     (["train", "--devices", "64", *TINY], [], "--devices 64 requested, but only"),
     (
         ["train", "image_approximation", "--target", "{files}/missing.png"],
@@ -119,7 +129,7 @@ CASES = [
     (
         ["train", "--resume", "{run}", "--pop-size", "8"],
         ["run"],
-        "--resume continues a run as configured; only --generations and --cpu-devices may",
+        "--resume continues a run as configured; only run.generations and run.cpu_devices may",
     ),
     (["eval", "{files}/empty"], ["files"], "is not an evolax run folder (no config.json)"),
     (["eval", "{run}", "--episodes", "0"], ["run"], "argument --episodes: must be a positive"),
@@ -188,6 +198,5 @@ def test_the_command_prints_one_line(tmp_path):
     )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "evolax train: error: argument --center-lr: must be a finite number, got 'nan' "
-        "(see `evolax train --help`)"
+        "evolax train: error: algorithm.optimizer.learning_rate: expected a finite number, got nan"
     ]

@@ -24,7 +24,7 @@ import pytest
 import evolax.algorithms as algorithms
 import evolax.tasks as tasks
 from evolax import cli
-from evolax.config import PRESETS
+from evolax.config import presets
 from evolax.problems import sphere, to_fitness
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +77,7 @@ def evolax_commands(path: Path) -> list[list[str]]:
 def test_evolax_commands_parse(page, capsys):
     for args in evolax_commands(page):
         try:
-            cli._parser().parse_args(args)
+            cli.parse_args(args)
         except SystemExit as exit:  # --version and --help exit 0; bad arguments exit 2
             assert exit.code == 0, f"{page.name}: `evolax {' '.join(args)}` does not parse"
     capsys.readouterr()
@@ -267,7 +267,7 @@ def test_reproducing_covers_every_preset_with_recorded_figures():
     text = (GUIDES / "reproducing.md").read_text()
     table = text.split("## The presets")[1].split("\n## ")[0]
     rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `(\w+)` \|.*$", table, re.M)}
-    assert set(rows) == set(PRESETS), "one row per preset that `evolax configs` lists"
+    assert set(rows) == set(presets()), "one row per preset that `evolax configs` lists"
     sources = (ROOT / "docs" / "results.md").read_text() + (ROOT / "README.md").read_text()
     for name, row in rows.items():
         assert f"--config {name}" in row

@@ -67,7 +67,7 @@ def test_two_processes_match_one_and_resume(tmp_path):
         np.testing.assert_allclose([r[key] for r in b], [r[key] for r in a], rtol=1e-4)
     _, _, state_a, _ = load_run(single)
     config, _, state_b, _ = load_run(multi)
-    assert config["processes"] == 2 and config["devices"] == 2
+    assert config["host"] == {"devices": 2, "processes": 2}
     for x, y in zip(
         jax.tree.leaves(state_a.algo_state), jax.tree.leaves(state_b.algo_state), strict=True
     ):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
+import inspect
 import os
 import sys
 import time
@@ -15,16 +15,13 @@ from typing import Any, NoReturn
 
 from evolax import __version__
 from evolax.config import (
-    ALGORITHMS,
-    OPTIMIZERS,
-    POLICIES,
-    PRESETS,
-    TASKS,
     build_trainer,
+    dump,
+    presets,
     resolve,
+    run_settings,
 )
 from evolax.data.mnist import DATA_DIR_ENV as DATA_ENV
-from evolax.policies.mlp import OUTPUT_ACTIVATIONS
 from evolax.sharding import initialize_distributed, request_cpu_devices
 
 EVAL_STREAM = 2  # key stream of `evolax eval` / `render` episodes (training uses 0, tests 1)
@@ -40,29 +37,6 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _finite_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
-    return value
-
-
-def _sizes(text: str) -> list[int]:
-    parts = text.split(",")
-    try:
-        sizes = [int(s) for s in parts]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, e.g. 64,64, got {text!r}"
-        ) from None
-    if any(s <= 0 for s in sizes):
-        raise argparse.ArgumentTypeError(f"sizes must be positive, got {text!r}")
-    return sizes
-
-
 class _Parser(argparse.ArgumentParser):
     """Usage mistakes in one line that points to ``--help``, not the whole usage text."""
 
@@ -70,73 +44,51 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-# Flags that override configuration keys; their defaults are None ("not given").
-_CONFIG_FLAGS: list[tuple[str, dict[str, Any]]] = [
-    ("--hard", {"action": "store_const", "const": True, "help": "cart-pole: hard initial states"}),
-    ("--max-steps", {"type": _positive_int, "help": "episode length limit"}),
-    ("--batch-size", {"type": _positive_int, "help": "supervised tasks: training batch size"}),
-    ("--data-dir", {"help": "folder with the dataset files (default: $EVOLAX_DATA_DIR, cache)"}),
-    ("--policy", {"choices": sorted(POLICIES), "help": "policy network"}),
-    ("--algo", {"choices": sorted(ALGORITHMS), "help": "algorithm"}),
-    ("--pop-size", {"type": _positive_int, "help": "population size"}),
-    (
-        "--optimizer",
-        {
-            "choices": sorted(OPTIMIZERS),
-            "help": "centre optimizer (evojax_adam: EvoJAX's PGPE's Adam)",
-        },
-    ),
-    ("--center-lr", {"type": _finite_float, "help": "centre learning rate"}),
-    ("--std-lr", {"type": _finite_float, "help": "standard-deviation learning rate"}),
-    ("--init-std", {"type": _finite_float, "help": "initial standard deviation"}),
-    ("--std-max-change", {"type": _finite_float, "help": "bound on the relative std change"}),
-    ("--max-speed", {"type": _finite_float, "help": "clipup: speed limit (default 2 x center lr)"}),
-    ("--hidden-sizes", {"type": _sizes, "help": "MLP widths, e.g. 64,64"}),
-    ("--top-directions", {"type": _positive_int, "help": "ars: directions kept (b)"}),
-    ("--grid-shape", {"type": _sizes, "help": "map_elites: cells per descriptor, e.g. 32,32"}),
-    (
-        "--output-activation",
-        {"choices": sorted(OUTPUT_ACTIVATIONS), "help": "MLP output activation"},
-    ),
-    ("--hidden-size", {"type": _positive_int, "help": "LSTM width (seq2seq policy)"}),
-    ("--n-digits", {"type": _positive_int, "help": "seq2seq: digits per operand"}),
-    ("--n-triangles", {"type": _positive_int, "help": "image_approximation: triangles"}),
-    ("--canvas-size", {"type": _sizes, "help": "image_approximation: height,width"}),
-    ("--target", {"help": "image_approximation: target image file (default: a photograph)"}),
-    ("--brax-env", {"help": "brax: environment name (ant, halfcheetah, humanoid, ...)"}),
-    ("--brax-backend", {"help": "brax: physics backend (mjx, generalized, positional, spring)"}),
-    ("--n-agents", {"type": _positive_int, "help": "waterworld_ma: agents per pool"}),
-    ("--n-repeats", {"type": _positive_int, "help": "episodes per individual"}),
-    (
-        "--pop-chunk",
-        {"type": _positive_int, "help": "individuals evaluated at a time (default: timed)"},
-    ),
-    ("--init-scale", {"type": _finite_float, "help": "scale of the initial parameters (0: zero)"}),
-    (
-        "--cpu-devices",
-        {
-            "type": _positive_int,
-            "help": "on a CPU host: XLA devices to create (default: 1 per core)",
-        },
-    ),
-    ("--normalize-obs", {"action": "store_const", "const": True, "help": "normalise obs"}),
-    ("--generations", {"type": _positive_int, "help": "generation to train up to"}),
-    ("--seed", {"type": int, "help": "random seed"}),
-    (
-        "--seeds",
-        {
-            "type": _positive_int,
-            "help": "train this many seeds (--seed, --seed + 1, ...) as one vmapped program",
-        },
-    ),
-    ("--log-interval", {"type": _positive_int, "help": "generations per compiled chunk"}),
-    ("--test-interval", {"type": _positive_int, "help": "generations between tests"}),
-    ("--test-episodes", {"type": _positive_int, "help": "episodes per test"}),
-    ("--checkpoint-interval", {"type": _positive_int, "help": "generations between checkpoints"}),
-    ("--keep-checkpoints", {"type": _positive_int, "help": "recent checkpoints to keep"}),
-]
+# Shorthand flags: --FLAG VALUE sets the field at PATH (any field can be set as PATH=VALUE).
+# Flags that name a component come first, so that the others set the new one's fields.
+SHORTHANDS: dict[str, tuple[str, str]] = {
+    "algo": ("algorithm.name", "algorithm: a registered name or package.module:Class"),
+    "policy": ("policy.name", "policy: a registered name or package.module:Class"),
+    "optimizer": ("algorithm.optimizer.name", "centre optimizer (adam, sgd, clipup, ...)"),
+    "pop_size": ("algorithm.pop_size", "population size"),
+    "center_lr": ("algorithm.optimizer.learning_rate", "centre learning rate"),
+    "max_speed": ("algorithm.optimizer.max_speed", "clipup: speed limit"),
+    "std_lr": ("algorithm.std_lr", "standard-deviation learning rate"),
+    "init_std": ("algorithm.init_std", "initial standard deviation"),
+    "std_max_change": ("algorithm.std_max_change", "bound on the relative std change"),
+    "top_directions": ("algorithm.top_directions", "ars: directions kept (b)"),
+    "grid_shape": ("algorithm.grid_shape", "map_elites: cells per descriptor, e.g. 32,32"),
+    "hidden_sizes": ("policy.hidden_sizes", "MLP widths, e.g. 64,64"),
+    "output_activation": ("policy.output_activation", "MLP output activation"),
+    "hidden_size": ("policy.hidden_size", "LSTM width (seq2seq policy)"),
+    "hard": ("task.hard", "cart-pole: hard initial states (true or false)"),
+    "max_steps": ("task.max_steps", "episode length limit"),
+    "batch_size": ("task.batch_size", "supervised tasks: training batch size"),
+    "data_dir": ("task.data.data_dir", "mnist: folder with the dataset files"),
+    "n_digits": ("task.n_digits", "seq2seq: digits per operand"),
+    "n_triangles": ("task.n_triangles", "image_approximation: triangles"),
+    "canvas_size": ("task.size", "image_approximation: height,width"),
+    "target": ("task.target", "image_approximation: target image file"),
+    "n_agents": ("task.n_agents", "waterworld_ma: agents per pool"),
+    "n_repeats": ("trainer.n_repeats", "episodes per individual"),
+    "pop_chunk": ("trainer.pop_chunk", "individuals evaluated at a time (default: timed)"),
+    "init_scale": ("trainer.init_scale", "scale of the initial parameters (0: zero)"),
+    "normalize_obs": ("trainer.normalize_obs", "normalise observations (true or false)"),
+    "generations": ("run.generations", "generation to train up to"),
+    "seed": ("run.seed", "random seed"),
+    "seeds": ("run.seeds", "train this many seeds (seed, seed + 1, ...) as one vmapped program"),
+    "log_interval": ("run.log_interval", "generations per compiled chunk"),
+    "test_interval": ("run.test_interval", "generations between tests"),
+    "test_episodes": ("run.test_episodes", "episodes per test"),
+    "checkpoint_interval": ("run.checkpoint_interval", "generations between checkpoints"),
+    "keep_checkpoints": ("run.keep_checkpoints", "recent checkpoints to keep"),
+    "cpu_devices": ("run.cpu_devices", "on a CPU host: XLA devices (default: 1 per core)"),
+}
+_LIST_FLAGS = {"hidden_sizes", "grid_shape", "canvas_size"}  # comma-separated values
 # what a resumed run may change (results do not depend on the device count)
-_RESUMABLE = {"generations", "cpu_devices"}
+_RESUMABLE = {"run.generations", "run.cpu_devices"}
+# a task's name stands for its preset: `evolax train cartpole`
+_TASK_PRESETS = {"cartpole": "cartpole_easy", "brax": "ant"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -152,14 +104,28 @@ def _parser() -> argparse.ArgumentParser:
     p = command(
         "train",
         help="train a policy (or resume a run)",
-        description="Train a policy. Settings come from DEFAULTS, then the preset (--config, "
-        "or the task's default preset), then the flags given. Run `evolax configs` to list them.",
+        description="Train a policy. The configuration is a preset (`evolax configs` lists "
+        "them) or a YAML file, then FIELD=VALUE overrides of any field (algorithm.pop_size=32, "
+        "task.name=gymnax:Pendulum-v1), then the shorthand flags. `evolax describe NAME` "
+        "lists a component's fields.",
     )
-    p.add_argument("task", nargs="?", choices=sorted(TASKS), help="task (default: the preset's)")
-    p.add_argument("--config", choices=sorted(PRESETS), help="named preset")
+    p.add_argument(
+        "settings",
+        nargs="*",
+        metavar="CONFIG|FIELD=VALUE",
+        help="a preset name, a task name (its preset) or a YAML file; then dotted overrides",
+    )
+    p.add_argument("--config", help="a preset name or YAML file (or give it first)")
+    p.add_argument("--print-config", action="store_true", help="print the resolved configuration")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR")
-    for flag, kwargs in _CONFIG_FLAGS:
-        p.add_argument(flag, default=None, **kwargs)
+    for name, (path, help_text) in SHORTHANDS.items():
+        flag = "--" + name.replace("_", "-")
+        if path in ("task.hard", "trainer.normalize_obs"):
+            p.add_argument(
+                flag, nargs="?", const="true", metavar="BOOL", help=f"{help_text} [{path}]"
+            )
+        else:
+            p.add_argument(flag, metavar="VALUE", help=f"{help_text} [{path}]")
     p.add_argument("--run-dir", type=Path, help="output folder (default: runs/NAME-TIME)")
     p.add_argument(
         "--devices",
@@ -208,8 +174,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     p.add_argument("--out", type=Path, help="PNG path (default: RUN_DIR/learning_curves.png)")
 
-    command("configs", help="list the named presets")
-    command("algos", help="list the algorithms (--algo NAME) and their settings")
+    command("configs", help="list the presets")
+    p = command("describe", help="list the components, or one component's fields")
+    p.add_argument(
+        "name", nargs="?", help="a component (pgpe, cartpole, adam, package.module:Class)"
+    )
     return parser
 
 
@@ -265,38 +234,80 @@ def _score(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.5g}"
 
 
+def _assignments(args: argparse.Namespace) -> list[str]:
+    """The dotted overrides given: FIELD=VALUE arguments, then the shorthand flags."""
+    given = [a for a in args.settings if "=" in a]
+    for name, (path, _) in SHORTHANDS.items():
+        text = getattr(args, name)
+        if text is not None:
+            flag = "--" + name.replace("_", "-")
+            if name in _LIST_FLAGS and not text.lstrip().startswith("["):
+                text = f"[{text}]"  # 64,64: a list
+            given.append(f"{path}={text}")
+            if not text.strip():
+                raise ValueError(f"{flag}: expected a value")
+    return given
+
+
+def _source(args: argparse.Namespace) -> str | None:
+    """The preset or file the configuration starts from (a task name stands for its preset)."""
+    sources = [a for a in args.settings if "=" not in a] + ([args.config] if args.config else [])
+    if len(sources) > 1:
+        raise ValueError(f"give one preset or file, got {sources}")
+    source = sources[0] if sources else None
+    return _TASK_PRESETS.get(source, source) if source else None
+
+
+def _record_data_dir(config: dict[str, Any]) -> None:
+    """Record ``$EVOLAX_DATA_DIR`` where a dataset's folder is left to it, so that eval,
+    render and resume find the data without the variable."""
+    for value in list(config.values()):
+        if isinstance(value, dict):
+            if value.get("data_dir", False) is None and os.environ.get(DATA_ENV):
+                value["data_dir"] = os.environ[DATA_ENV]
+            _record_data_dir(value)
+
+
 def _train(args: argparse.Namespace) -> int:
     import jax
 
-    from evolax.runner import read_config, run_seeds, train
+    from evolax.runner import train
+    from evolax.runs import read_config
 
-    overrides = {
-        flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
-        for flag, _ in _CONFIG_FLAGS
-    }
+    overrides = _assignments(args)
+    source = None if args.resume is not None else _source(args)
+    config_dir = str(Path(source).resolve().parent) if source and Path(source).is_file() else None
     if args.resume is not None:
-        changed = sorted(k for k, v in overrides.items() if v is not None and k not in _RESUMABLE)
-        if changed or args.task or args.config or args.run_dir:
+        changed = sorted({a.partition("=")[0] for a in overrides} - _RESUMABLE)
+        if changed or _source(args) or args.run_dir:
             raise ValueError(
-                "--resume continues a run as configured; only --generations and "
-                f"--cpu-devices may change (got {changed or 'a task, --config or --run-dir'})"
+                "--resume continues a run as configured; only run.generations and "
+                f"run.cpu_devices may change (got {changed or 'a config or --run-dir'})"
             )
-        config = read_config(args.resume)
-        config.update({k: overrides[k] for k in _RESUMABLE if overrides[k] is not None})
+        config = resolve(read_config(args.resume), overrides)
         run_dir = args.resume
     else:
-        config = resolve(args.config, {**overrides, "task": args.task})
-        name = f"{args.config or config['task'] + ('-hard' if config['hard'] else '')}"
-        seeds = run_seeds(config)
-        which = f"seed{seeds}" if isinstance(seeds, int) else f"seeds{seeds[0]}-{seeds[-1]}"
-        name = f"{name}-{config['algo']}-{which}"
+        if config_dir:  # user modules beside the file
+            sys.path.insert(0, config_dir)
+        config = resolve(source, overrides)
+        if args.print_config:
+            print(dump(config), end="")
+            return 0
+        _record_data_dir(config)
+        run = run_settings(config)
+        which = (
+            f"seed{run.seed}" if run.seeds == 1 else f"seeds{run.seed}-{run.seed + run.seeds - 1}"
+        )
+        label = Path(source or "cartpole_easy").stem
+        name = f"{label}-{config['algorithm']['name']}-{which}".replace(":", "_")
         run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
         _check_run_dir(run_dir)
-        if config["task"] == "mnist" and config["data_dir"] is None and os.environ.get(DATA_ENV):
-            # recorded, so that eval, render and resume find the data without the variable
-            config["data_dir"] = os.environ[DATA_ENV]
+    if args.print_config:
+        print(dump(config), end="")
+        return 0
+    run = run_settings(config)
     # JAX has not initialised its backends yet: request the CPU devices, then join the run
-    request_cpu_devices(config.get("cpu_devices") or os.cpu_count() or 1)
+    request_cpu_devices(run.cpu_devices or os.cpu_count() or 1)
     distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
     from evolax.tasks import MultiAgentTask
 
@@ -304,31 +315,30 @@ def _train(args: argparse.Namespace) -> int:
     if args.devices is not None:
         task = trainer.task
         group = task.n_agents if isinstance(task, MultiAgentTask) else 1
-        mesh = _mesh(args.devices, config["pop_size"], config["n_repeats"], group)
+        mesh = _mesh(args.devices, trainer.algorithm.pop_size, trainer.n_repeats, group)
         trainer = dataclasses.replace(trainer, mesh=mesh)  # checked again, tasks not rebuilt
     n_devices = len(jax.devices()) if args.devices is None else args.devices
-    config["devices"] = n_devices
-    config["processes"] = jax.process_count()
+    import_paths = config.get("host", {}).get("import_paths", [])
+    if config_dir:
+        import_paths = [config_dir]
+    config["host"] = {"devices": n_devices, "processes": jax.process_count()}
+    if import_paths:  # eval, render and resume import user modules from there too
+        config["host"]["import_paths"] = import_paths
     leader = jax.process_index() == 0
     where = f"{jax.process_count()} processes, " if distributed else ""
     print_if(
         leader,
         f"evolax {__version__}: {'resuming' if args.resume else 'training'} "
-        f"{config['task']} up to generation {config['generations']} "
+        f"{config['task']['name']} up to generation {run.generations} "
         f"on {where}{n_devices} {jax.devices()[0].platform} device(s) -> {run_dir}",
     )
     result = train(
         trainer,
-        config["generations"],
-        seed=run_seeds(config),
-        log_interval=config["log_interval"],
-        test_interval=config["test_interval"],
-        n_test_episodes=config["test_episodes"],
+        run.generations,
+        **run.train_kwargs(),
         run_dir=run_dir,
         config=config,
         progress=not args.no_progress,
-        checkpoint_interval=config["checkpoint_interval"],
-        keep_checkpoints=config["keep_checkpoints"],
         resume=args.resume is not None,
         tensorboard=args.tensorboard,
     )
@@ -342,7 +352,7 @@ def _train(args: argparse.Namespace) -> int:
     else:
         scores = (
             f"final test score {_score(s['final_test_mean'])} +- "
-            f"{_score(s['final_test_std'])} over {config['test_episodes']} episodes; best "
+            f"{_score(s['final_test_std'])} over {run.test_episodes} episodes; best "
             f"{_score(s['best_test_mean'])}"
         )
     print_if(
@@ -361,18 +371,19 @@ def _eval(args: argparse.Namespace) -> int:
     import jax
     import numpy as np
 
-    from evolax.runner import run_seeds
     from evolax.runs import load_run
 
     config, trainer, state, meta = load_run(args.run_dir, args.checkpoint)
     loaded = meta["checkpoint"]  # the latest where best was asked for but is missing or bad
-    episodes = args.episodes or config["test_episodes"]
+    run = run_settings(config)
+    episodes = args.episodes or run.test_episodes
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
-    seeds = run_seeds(config)
+    seeds = run.seed_list
+    task_name = config["task"]["name"]
     if isinstance(seeds, int):
         scores = np.asarray(eqx.filter_jit(trainer.test)(state, key, episodes))
         print(
-            f"{config['task']} ({loaded} solution, generation "
+            f"{task_name} ({loaded} solution, generation "
             f"{int(state.generation)}): mean {scores.mean():.2f} +- {scores.std():.2f}, min "
             f"{scores.min():.2f}, max {scores.max():.2f} over {episodes} episodes"
         )
@@ -383,7 +394,7 @@ def _eval(args: argparse.Namespace) -> int:
     generations = np.asarray(state.generation)
     for seed, generation, scores in zip(seeds, generations, all_scores, strict=True):
         print(
-            f"{config['task']} seed {seed} ({loaded} solution, generation "
+            f"{task_name} seed {seed} ({loaded} solution, generation "
             f"{int(generation)}): mean {scores.mean():.2f} +- {scores.std():.2f} over "
             f"{episodes} episodes"
         )
@@ -397,11 +408,11 @@ def _render(args: argparse.Namespace) -> int:
     import numpy as np
 
     from evolax.render import render_episode
-    from evolax.runner import run_seeds, seed_slice
+    from evolax.runner import seed_slice
     from evolax.runs import load_run
 
     config, trainer, state, meta = load_run(args.run_dir, args.checkpoint)
-    seeds = run_seeds(config)
+    seeds = run_settings(config).seed_list
     if not isinstance(seeds, int):  # several seeds: the best-scoring one's solution
         index = int(np.argmax(np.nan_to_num(np.array(meta["best_test_mean"], float), nan=-np.inf)))
         state = seed_slice(state, index)
@@ -433,23 +444,57 @@ def _plot(args: argparse.Namespace) -> int:
 
 def _configs(args: argparse.Namespace) -> int:
     del args
-    for name, preset in PRESETS.items():
-        settings = ", ".join(f"{k}={v}" for k, v in preset.items())
-        print(f"{name}: {settings}")
+    for name in presets():
+        config = resolve(name)
+        parts = [f"{s} {config[s]['name']}" for s in ("algorithm", "policy", "task")]
+        print(f"{name}: {', '.join(parts)}; {config['run']['generations']} generations")
     return 0
 
 
-def _algos(args: argparse.Namespace) -> int:
-    del args
-    for name, entry in ALGORITHMS.items():
-        summary = " ".join((entry.cls.__doc__ or "").strip().split("\n\n")[0].split())
-        print(f"{name}: {entry.cls.__name__} - {summary}\n    reads: {', '.join(entry.keys)}")
+def _describe(args: argparse.Namespace) -> int:
+    from evolax import schema
+    from evolax.config import REGISTRIES
+
+    if args.name is None:
+        for kind, registry in REGISTRIES.items():
+            title = getattr(kind, "__name__", str(kind))
+            print(f"{title}: {', '.join(registry)}")
+        print("(any other by import path: package.module:Name; `evolax describe NAME`)")
+        return 0
+    everything = {k: v for registry in REGISTRIES.values() for k, v in registry.items()}
+    target, preset = schema.find(args.name, everything, "describe")
+    summary = (inspect.getdoc(target) or "").split("\n\n")[0]
+    print(f"{args.name}: {target.__module__}:{target.__qualname__}\n  {' '.join(summary.split())}")
+    for f in schema.fields(target):
+        if f.name in preset:
+            continue
+        shown = schema.plain(f.default, REGISTRIES)
+        default = f"default {f.default!r}" if shown is NotImplemented else f"default {shown!r}"
+        if f.default is schema.REQUIRED:
+            default = "required"
+        elif f.factory or shown is NotImplemented:
+            default = "default: see above"
+        print(f"  {f.name}: {schema.type_name(f.annotation)} ({default})")
+        if f.doc:
+            print(f"      {f.doc}")
     return 0
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line's arguments; FIELD=VALUE overrides may come after flags."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    overrides = [a for a in extra if "=" in a and not a.startswith("-")]
+    if extra and (args.command != "train" or len(overrides) < len(extra)):
+        parser.error(f"unrecognized arguments: {' '.join(a for a in extra if a not in overrides)}")
+    if overrides:
+        args.settings += overrides
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evolax`` command."""
-    args = _parser().parse_args(argv)
+    args = parse_args(argv)
     if args.command != "train":  # `train` requests its configuration's CPU devices itself
         # One XLA CPU device per core, so that the population can be split across cores (JAX
         # has not initialised its backends yet; an explicit device count in XLA_FLAGS wins).
@@ -460,7 +505,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "render": _render,
         "plot": _plot,
         "configs": _configs,
-        "algos": _algos,
+        "describe": _describe,
     }
     formatwarning, warnings.formatwarning = warnings.formatwarning, _one_line_warning
     try:

@@ -1,482 +1,432 @@
-"""Run configurations: named presets, resolution with overrides, and building a trainer.
+"""Run configurations: nested sections whose fields are the components' own.
 
-A configuration is a flat JSON-able dict; ``config.json`` in a run folder holds the fully
-resolved one, from which ``evolax train --resume``, ``eval`` and ``render`` rebuild the run.
+A configuration is a mapping of five sections::
+
+    algorithm: {name: pgpe, pop_size: 64, optimizer: {name: adam, learning_rate: 0.05}}
+    policy:    {name: mlp, hidden_sizes: [64, 64]}
+    task:      {name: cartpole, hard: false}
+    trainer:   {n_repeats: 16}            # Trainer's fields
+    run:       {generations: 1000, seed: 42}  # Run's fields: how the host drives training
+
+Components are named as :mod:`evolax.schema` describes (a registered name, a class name, an
+``ADAPTER:ARG`` such as ``gymnax:Pendulum-v1``, or ``package.module:Class``) and every
+constructor field can be set, nested ones too. Presets are YAML files shipped in
+``evolax/presets``; :func:`resolve` merges a preset or file with dotted overrides
+(``algorithm.optimizer.learning_rate=0.01``), and :func:`complete` fills in every default, as
+``config.json`` in a run folder records it. Runs recorded by evolax 0.1.0 (one flat mapping)
+are translated by :func:`from_flat`.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
-from collections.abc import Callable
-from typing import Any, NamedTuple
+import inspect
+import os
+from collections.abc import Callable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
 
 import optax
+import yaml
 from jax.sharding import Mesh
 
-from evolax.algorithms import (
-    ARS,
-    CMAES,
-    CRFMNES,
-    LMMAES,
-    PGPE,
-    PSO,
-    SNES,
-    XNES,
-    Algorithm,
-    DifferentialEvolution,
-    MAPElites,
-    OpenES,
-    SepCMAES,
-    SimpleGA,
-)
+from evolax import algorithms, policies, schema, tasks
+from evolax.algorithms import Algorithm
 from evolax.data import MnistData, load_mnist
 from evolax.optim import clipup, evojax_adam
-from evolax.policies import MLP, ConvNet, Direct, Policy, Seq2Seq
-from evolax.policies.mlp import OUTPUT_ACTIVATIONS
-from evolax.tasks import (
-    MNIST,
-    CartPoleSwingUp,
-    ImageApproximation,
-    MultiAgentWaterWorld,
-    Seq2SeqAddition,
-    Task,
-    WaterWorld,
-)
+from evolax.policies import Policy
+from evolax.tasks import Task
 from evolax.trainer import Trainer
 from evolax.validation import check_positive
 
-DEFAULTS: dict[str, Any] = {
-    "task": "cartpole",
-    "hard": False,
-    "max_steps": 1000,
-    "batch_size": 1024,
-    "data_dir": None,
-    "policy": "mlp",
-    "algo": "pgpe",
-    "pop_size": 64,
-    "optimizer": "adam",
-    "center_lr": 0.05,
-    "std_lr": 0.1,
-    "init_std": 0.1,
-    "std_max_change": 0.2,
-    "max_speed": None,
-    "top_directions": None,
-    "grid_shape": [32, 32],
-    "hidden_sizes": [64, 64],
-    "output_activation": "tanh",
-    "hidden_size": 256,
-    "n_digits": 3,
-    "n_triangles": 50,
-    "canvas_size": [200, 200],
-    "target": None,
-    "n_agents": 16,
-    "brax_env": "ant",
-    "brax_backend": "mjx",
-    "n_repeats": 16,
-    "pop_chunk": "auto",
-    "init_scale": 1.0,
-    "cpu_devices": None,
-    "normalize_obs": False,
-    "generations": 1000,
-    "seed": 0,
-    "seeds": 1,
-    "log_interval": 10,
-    "test_interval": 100,
-    "test_episodes": 100,
-    "checkpoint_interval": 100,
-    "keep_checkpoints": 3,
-}
-
-_EVOJAX_CARTPOLE = {  # EvoJAX examples/train_cartpole.py defaults
-    "task": "cartpole",
-    "pop_size": 64,
-    "n_repeats": 16,
-    "hidden_sizes": [64, 64],
-    "optimizer": "adam",
-    "center_lr": 0.05,
-    "std_lr": 0.1,
-    "init_std": 0.1,
-    "generations": 1000,
-    "test_interval": 100,
-    "test_episodes": 100,
-    "log_interval": 20,
-    "seed": 42,
-}
-
-_EVOJAX_SEQ2SEQ = {  # EvoJAX examples/train_seq2seq.py, with the paper's hidden size 256
-    "task": "seq2seq",
-    "policy": "seq2seq",
-    "pop_size": 1024,
-    "batch_size": 128,
-    "hidden_size": 256,
-    "optimizer": "adam",
-    "center_lr": 0.01,
-    "std_lr": 0.03,
-    "init_std": 0.05,
-    "n_repeats": 1,
-    "generations": 50_000,
-    "test_interval": 1000,
-    "log_interval": 100,
-    "checkpoint_interval": 1000,
-    "test_episodes": 1,  # the test is the whole held-out set
-    "seed": 42,
-}
-
-PRESETS: dict[str, dict[str, Any]] = {
-    "cartpole_easy": {**_EVOJAX_CARTPOLE, "hard": False},
-    "cartpole_hard": {**_EVOJAX_CARTPOLE, "hard": True},
-    "mnist": {  # EvoJAX scripts/benchmarks/configs/PGPE/mnist.yaml
-        "task": "mnist",
-        "policy": "convnet",
-        "pop_size": 64,
-        # EvoJAX's PGPE: its Adam's bias corrections advance once per 1000 generations (a
-        # falling step size), and its centre starts at zero
-        "optimizer": "evojax_adam",
-        "init_scale": 0.0,
-        "center_lr": 0.006,
-        "std_lr": 0.089,
-        "init_std": 0.039,
-        "batch_size": 1024,
-        "n_repeats": 1,
-        "generations": 2000,
-        "test_interval": 500,
-        "log_interval": 100,
-        "checkpoint_interval": 500,
-        "test_episodes": 1,  # the test is the whole 10,000-image test set
-        "seed": 42,
-    },
-    "seq2seq": _EVOJAX_SEQ2SEQ,
-    # EvoJAX's concrete-painting notebook (Tian & Ha, 2021): PGPE with ClipUp, EvoJAX's
-    # defaults (lr 0.15, max speed 0.15, std lr 0.1, init std 0.1), 50 triangles on 200 x 200
-    "image_approximation": {
-        "task": "image_approximation",
-        "policy": "direct",
-        "pop_size": 256,
-        "optimizer": "clipup",
-        "center_lr": 0.15,
-        "max_speed": 0.15,
-        "std_lr": 0.1,
-        "init_std": 0.1,
-        "std_max_change": 0.2,
-        "n_triangles": 50,
-        "canvas_size": [200, 200],
-        "n_repeats": 1,  # the task is deterministic
-        "generations": 10_000,
-        "test_interval": 500,
-        "test_episodes": 1,
-        "log_interval": 100,
-        "checkpoint_interval": 1000,
-        "seed": 0,
-    },
-    # EvoJAX scripts/benchmarks/configs/PGPE/waterworld.yaml (and examples/train_waterworld.py):
-    # an MLP with one hidden layer of 100 and a softmax
-    # over the four thrusts (here: linear logits the task samples from), 500-step episodes
-    "waterworld": {
-        "task": "waterworld",
-        "max_steps": 500,
-        "hidden_sizes": [100],
-        "output_activation": "linear",
-        "pop_size": 256,
-        "optimizer": "adam",
-        "center_lr": 0.014,
-        "std_lr": 0.088,
-        "init_std": 0.069,
-        "n_repeats": 32,
-        "generations": 1000,  # EvoJAX's benchmark config (its example script: 500)
-        "test_interval": 50,
-        "test_episodes": 100,
-        "log_interval": 10,
-        "checkpoint_interval": 50,
-        "seed": 42,
-    },
-    # EvoJAX scripts/benchmarks/configs/PGPE/waterworld_ma.yaml: the population is the 16
-    # agents of one pool
-    "waterworld_ma": {
-        "task": "waterworld_ma",
-        "n_agents": 16,
-        "max_steps": 500,
-        "hidden_sizes": [100],
-        "output_activation": "linear",
-        "pop_size": 16,
-        "optimizer": "adam",
-        "center_lr": 0.011,
-        "std_lr": 0.054,
-        "init_std": 0.095,
-        "n_repeats": 64,
-        "generations": 2000,
-        "test_interval": 100,
-        "test_episodes": 16,
-        "log_interval": 10,
-        "checkpoint_interval": 100,
-        "seed": 42,
-    },
-    # EvoJAX scripts/benchmarks/configs/PGPE/brax_ant.yaml, with the MLP its problems.py builds
-    # (4 x 32, tanh); 1024 x 16 episodes of 1000 steps a generation: accelerator work
-    "ant": {
-        "task": "brax",
-        "brax_env": "ant",
-        "brax_backend": "mjx",
-        "max_steps": 1000,
-        "hidden_sizes": [32, 32, 32, 32],
-        "pop_size": 1024,
-        "optimizer": "adam",
-        "center_lr": 0.01,
-        "std_lr": 0.07,
-        "init_std": 0.04,
-        "n_repeats": 16,
-        "normalize_obs": True,
-        "generations": 300,
-        "test_interval": 100,
-        "test_episodes": 128,
-        "log_interval": 20,
-        "checkpoint_interval": 100,
-        "seed": 42,
-    },
-}
-"""Named configurations reproducing EvoJAX's benchmark configs (``--config NAME``)."""
+SECTIONS = ("algorithm", "policy", "task", "trainer", "run")
 
 
-DEFAULT_PRESET = {
-    "cartpole": "cartpole_easy",
-    "mnist": "mnist",
-    "seq2seq": "seq2seq",
-    "image_approximation": "image_approximation",
-    "waterworld": "waterworld",
-    "waterworld_ma": "waterworld_ma",
-    "brax": "ant",
-}
-"""The preset a bare ``evolax train TASK`` starts from."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Run:
+    """How the host drives training (:func:`evolax.train`'s arguments).
 
-
-def resolve(preset: str | None, overrides: dict[str, Any]) -> dict[str, Any]:
-    """``DEFAULTS``, then the preset (by name, or the task's default), then ``overrides``.
-
-    ``overrides`` entries that are ``None`` are ignored (flags the user did not give).
+    Args:
+        generations: the generation to train up to.
+        seed: random seed; the first of ``seeds`` consecutive seeds.
+        seeds: seeds trained as one vmapped program (``seed``, ``seed + 1``, ...).
+        log_interval: generations per compiled chunk (a metrics row each).
+        test_interval: generations between tests of the solution.
+        test_episodes: held-out episodes per test.
+        checkpoint_interval: generations between checkpoints.
+        keep_checkpoints: recent checkpoints kept (besides the best).
+        cpu_devices: on a CPU host, XLA devices to create (``None``: one per core).
     """
-    given = {k: v for k, v in overrides.items() if v is not None}
-    unknown = sorted(set(given) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown configuration keys {unknown}; known: {sorted(DEFAULTS)}")
-    if preset is None:
-        preset = DEFAULT_PRESET.get(given.get("task", DEFAULTS["task"]))
-    if preset is not None and preset not in PRESETS:
-        raise ValueError(f"unknown config {preset!r}; choose from {sorted(PRESETS)}")
-    config = {**DEFAULTS, **PRESETS.get(preset, {}), **given}  # type: ignore[arg-type]
-    if config["task"] not in TASKS:
-        raise ValueError(f"unknown task {config['task']!r}; choose from {sorted(TASKS)}")
-    if config["policy"] not in POLICIES:
-        raise ValueError(f"unknown policy {config['policy']!r}; choose from {sorted(POLICIES)}")
-    if config["algo"] not in ALGORITHMS:
-        raise ValueError(f"unknown algo {config['algo']!r}; choose from {sorted(ALGORITHMS)}")
-    if config["output_activation"] not in OUTPUT_ACTIVATIONS:
+
+    generations: int = 1000
+    seed: int = 0
+    seeds: int = 1
+    log_interval: int = 10
+    test_interval: int = 100
+    test_episodes: int = 100
+    checkpoint_interval: int = 100
+    keep_checkpoints: int = 3
+    cpu_devices: int | None = None
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name != "seed" and value is not None and value <= 0:
+                raise ValueError(f"{f.name} must be a positive integer, got {value}")
+
+    @property
+    def seed_list(self) -> int | list[int]:
+        """The run's seed, or its ``seeds`` consecutive seeds."""
+        return self.seed if self.seeds == 1 else list(range(self.seed, self.seed + self.seeds))
+
+    def train_kwargs(self) -> dict[str, Any]:
+        """:func:`evolax.train`'s keyword arguments these settings give."""
+        return {
+            "seed": self.seed_list,
+            "log_interval": self.log_interval,
+            "test_interval": self.test_interval,
+            "n_test_episodes": self.test_episodes,
+            "checkpoint_interval": self.checkpoint_interval,
+            "keep_checkpoints": self.keep_checkpoints,
+        }
+
+
+def _positive_learning_rate(make: Callable[..., Any]) -> Callable[..., Any]:
+    """``make`` (an optimizer constructor) refusing a learning rate that is not positive."""
+
+    @functools.wraps(make)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        rate = inspect.signature(make).bind(*args, **kwargs).arguments.get("learning_rate")
+        if isinstance(rate, int | float):
+            check_positive("learning_rate", rate)
+        return make(*args, **kwargs)
+
+    return checked
+
+
+OPTIMIZERS: dict[str, Any] = {
+    name: _positive_learning_rate(make)
+    for name, make in {
+        "adam": optax.adam,
+        "adamw": optax.adamw,
+        "sgd": optax.sgd,
+        "rmsprop": optax.rmsprop,
+        "lion": optax.lion,
+        "clipup": clipup,
+        "evojax_adam": evojax_adam,
+    }.items()
+}
+"""Optimizers by short name (any other by import path, ``optax:nadam``)."""
+
+REGISTRIES: schema.Registries = {
+    Algorithm: algorithms.REGISTRY,
+    Policy: policies.REGISTRY,
+    Task: tasks.REGISTRY,
+    optax.GradientTransformation: OPTIMIZERS,
+    # read once for the training and the test task
+    MnistData: {"load_mnist": functools.lru_cache(maxsize=2)(load_mnist)},
+    Callable: algorithms.SHAPINGS,
+}
+"""The names of each kind of component (see :mod:`evolax.schema`)."""
+
+_KINDS = {"algorithm": Algorithm, "policy": Policy, "task": Task}
+_BUILT_BY_TRAINER = ("algorithm", "policy", "task", "test_task")
+PRESET_DIR = resources.files("evolax") / "presets"
+
+
+def presets() -> list[str]:
+    """The names of the shipped presets (``evolax/presets/NAME.yaml``)."""
+    return sorted(
+        p.name.removesuffix(".yaml") for p in PRESET_DIR.iterdir() if p.name.endswith(".yaml")
+    )
+
+
+def load(source: str | os.PathLike) -> dict[str, Any]:
+    """A configuration from a preset name or a YAML file."""
+    path = Path(source)
+    if isinstance(source, str) and not path.suffix and source in presets():
+        text = (PRESET_DIR / f"{source}.yaml").read_text()
+    elif path.is_file():
+        text = path.read_text()
+    else:
         raise ValueError(
-            f"unknown output_activation {config['output_activation']!r}; choose from "
-            f"{sorted(OUTPUT_ACTIVATIONS)}"
+            f"config {str(source)!r} is neither a file nor a preset; presets: "
+            f"{', '.join(presets())}"
         )
-    if config["optimizer"] not in OPTIMIZERS:
+    try:
+        config = yaml.safe_load(text) or {}
+    except yaml.YAMLError as error:
         raise ValueError(
-            f"unknown optimizer {config['optimizer']!r}; choose from {sorted(OPTIMIZERS)}"
-        )
-    config["hidden_sizes"] = list(config["hidden_sizes"])
-    config["grid_shape"] = list(config["grid_shape"])
-    config["canvas_size"] = list(config["canvas_size"])
-    config["preset"] = preset
+            f"config {source}: not valid YAML ({' '.join(str(error).split())})"
+        ) from None
+    if not isinstance(config, dict):
+        raise ValueError(f"config {source}: expected a mapping of sections {list(SECTIONS)}")
     return config
 
 
-def _cartpole(config: dict[str, Any], test: bool) -> Task:
-    del test  # the test task is the training task: same distribution, held-out seeds
-    return CartPoleSwingUp(hard=config["hard"], max_steps=config["max_steps"])
+def override(config: Mapping[str, Any], assignment: str) -> dict[str, Any]:
+    """``config`` with one dotted assignment applied: ``algorithm.pop_size=32``. The value is
+    read as YAML (``[64, 64]``, ``true``, ``null``)."""
+    key, equals, text = assignment.partition("=")
+    path = key.strip().split(".")
+    if not equals or not all(path):
+        raise ValueError(f"override {assignment!r}: expected SECTION.FIELD=VALUE")
+    try:
+        value = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError:
+        raise ValueError(f"{key.strip()}: {text!r} is not a valid value") from None
+    if isinstance(value, str) and value.strip().lower() in ("nan", "inf", "-inf", "+inf"):
+        value = float(value)  # refused where a finite number is expected
+    return set_path(config, path, value)
 
 
-@functools.lru_cache(maxsize=2)
-def _mnist_data(data_dir: str | None) -> MnistData:
-    return load_mnist(data_dir)  # read once for the training and the test task
+def set_path(config: Mapping[str, Any], path: Sequence[str], value: Any) -> dict[str, Any]:
+    """``config`` with ``value`` at ``path``."""
+    result = copy.deepcopy(dict(config))
+    node = result
+    for i, part in enumerate(path[:-1]):
+        child = node.get(part)
+        if isinstance(child, str):  # a bare component name: now a mapping with fields
+            child = {"name": child}
+        if not isinstance(child, dict):
+            if child is not None:
+                raise ValueError(f"{'.'.join(path[: i + 1])} is {child!r}, not a section")
+            child = {}
+        node[part] = child
+        node = child
+    node[path[-1]] = value
+    return result
 
 
-def _mnist(config: dict[str, Any], test: bool) -> Task:
-    data = _mnist_data(config["data_dir"])
-    return MNIST(batch_size=config["batch_size"], test=test, data=data)
+def resolve(
+    source: str | os.PathLike | Mapping[str, Any] | None, overrides: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The complete configuration of a preset name, a file or a mapping, after ``overrides``
+    (dotted assignments): every section present and every default a file can hold filled in.
+    A component renamed by an override starts from its own defaults, but for the
+    :data:`CARRIED` fields and those that later overrides set."""
+    config = dict(source) if isinstance(source, Mapping) else load(source or "cartpole_easy")
+    paths = [a.partition("=")[0].strip().split(".") for a in overrides]
+    renamed = []
+    for i, (assignment, path) in enumerate(zip(overrides, paths, strict=True)):
+        if path[-1] == "name":
+            at = path[:-1]
+            set_later = {
+                p[len(at)] for p in paths[i + 1 :] if p[: len(at)] == at and len(p) > len(at)
+            }
+            renamed.append((at, set(_at(config, at)) - set(CARRIED) - set_later))
+        config = override(config, assignment)
+    for path, stale in renamed:
+        _reset(config, path, stale)
+    return complete(config)
 
 
-def _seq2seq(config: dict[str, Any], test: bool) -> Task:
-    return Seq2SeqAddition(batch_size=config["batch_size"], n_digits=config["n_digits"], test=test)
+CARRIED = ("pop_size", "init_std", "learning_rate")
+"""Fields that describe the search rather than one component: when an override names a
+different component, these carry over (where the new one takes them) and the rest reset."""
 
 
-def _image_approximation(config: dict[str, Any], test: bool) -> Task:
-    del test  # deterministic: the test scores the centre on the same target
-    return ImageApproximation(
-        target=config["target"],
-        n_triangles=config["n_triangles"],
-        size=tuple(config["canvas_size"]),
-    )
+def _at(config: Mapping[str, Any], path: Sequence[str]) -> dict[str, Any]:
+    node: Any = config
+    for part in path:
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return dict(node) if isinstance(node, Mapping) else {}
 
 
-def _waterworld(config: dict[str, Any], test: bool) -> Task:
-    del test  # the test task is the training task: same distribution, held-out seeds
-    return WaterWorld(max_steps=config["max_steps"])
+def _reset(config: dict[str, Any], path: Sequence[str], stale: set[str]) -> None:
+    """Drop from the component at ``path`` the ``stale`` fields of the one it replaced, and
+    any field it does not take."""
+    registry: Mapping[str, Any] = REGISTRIES[_KINDS[path[0]]] if path[0] in _KINDS else {}
+    node: Any = config
+    for i, part in enumerate(path):
+        node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or "name" not in node:
+            return
+        target, _ = schema.find(node["name"], registry, ".".join(path[: i + 1]))
+        if i + 1 < len(path):
+            annotation = {f.name: f.annotation for f in schema.fields(target)}.get(path[i + 1])
+            registry = schema.kind_registry(annotation, REGISTRIES)
+    known = {f.name for f in schema.fields(target)}
+    for key in set(node) - {"name"}:
+        if key in stale or key not in known:
+            del node[key]
 
 
-def _waterworld_ma(config: dict[str, Any], test: bool) -> Task:
-    del test
-    return MultiAgentWaterWorld(n_agents=config["n_agents"], max_steps=config["max_steps"])
-
-
-def _brax(config: dict[str, Any], test: bool) -> Task:
-    del test  # the same environment; tests use held-out seeds
-    from evolax.tasks.brax import Brax  # the optional extra evolax[brax], imported when used
-
-    return Brax(config["brax_env"], backend=config["brax_backend"], max_steps=config["max_steps"])
-
-
-TASKS: dict[str, Callable[[dict[str, Any], bool], Task]] = {
-    "cartpole": _cartpole,
-    "mnist": _mnist,
-    "seq2seq": _seq2seq,
-    "image_approximation": _image_approximation,
-    "waterworld": _waterworld,
-    "waterworld_ma": _waterworld_ma,
-    "brax": _brax,
-}
-
-OPTIMIZERS: dict[str, Callable[[float, float | None], optax.GradientTransformation]] = {
-    "adam": lambda lr, max_speed: optax.adam(lr),
-    "sgd": lambda lr, max_speed: optax.sgd(lr),
-    "clipup": lambda lr, max_speed: clipup(lr, max_speed=max_speed or 2 * lr),
-    "evojax_adam": lambda lr, max_speed: evojax_adam(lr),
-}
-"""Centre optimizers by name: ``(center_lr, max_speed) -> optax transformation``; only ClipUp
-reads ``max_speed`` (default twice the learning rate)."""
-
-
-def _optimizer(config: dict[str, Any]) -> optax.GradientTransformation:
-    check_positive("center_lr", config["center_lr"])
-    if config["max_speed"] is not None:
-        check_positive("max_speed", config["max_speed"])
-    return OPTIMIZERS[config["optimizer"]](config["center_lr"], config["max_speed"])
-
-
-class Registered(NamedTuple):
-    """An algorithm the CLI can build: its class, the configuration keys it reads, a builder."""
-
-    cls: type[Algorithm]
-    keys: tuple[str, ...]
-    build: Callable[[dict[str, Any]], Algorithm]
-
-
-def _pgpe(config: dict[str, Any]) -> Algorithm:
-    return PGPE(
-        pop_size=config["pop_size"],
-        optimizer=_optimizer(config),
-        init_std=config["init_std"],
-        std_lr=config["std_lr"],
-        std_max_change=config["std_max_change"],
-    )
-
-
-def _open_es(config: dict[str, Any]) -> Algorithm:
-    return OpenES(
-        pop_size=config["pop_size"],
-        optimizer=_optimizer(config),
-        init_std=config["init_std"],
-    )
-
-
-def _map_elites(config: dict[str, Any]) -> Algorithm:
-    task = TASKS[config["task"]](config, False)
-    if task.descriptor_bounds is None:
-        raise ValueError(
-            f"map_elites needs a task with behaviour descriptors, not {config['task']!r}"
+def complete(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with each section's defaults filled in (checked as :func:`build` will)."""
+    unknown = sorted(set(config) - set(SECTIONS) - {"host"})
+    if unknown:
+        raise ValueError(f"unknown section(s) {unknown}; a configuration has {list(SECTIONS)}")
+    result: dict[str, Any] = {}
+    for section, kind in _KINDS.items():
+        if section not in config:
+            raise ValueError(f"the configuration has no {section} section (its name is required)")
+        result[section] = schema.complete(config[section], REGISTRIES[kind], REGISTRIES, section)
+    for section, cls in (("trainer", Trainer), ("run", Run)):
+        given = dict(config.get(section) or {})
+        taken = sorted(set(given) & set(_BUILT_BY_TRAINER))
+        if taken:
+            raise ValueError(f"trainer: {taken} come from their own sections")
+        filled = schema.complete(
+            {"name": cls.__name__, **given}, {cls.__name__: cls}, REGISTRIES, section
         )
-    return MAPElites(
-        pop_size=config["pop_size"],
-        grid_shape=tuple(config["grid_shape"]),
-        descriptor_low=task.descriptor_bounds[0],
-        descriptor_high=task.descriptor_bounds[1],
-        mutation_std=config["init_std"],
-        init_std=config["init_std"],
+        result[section] = {
+            k: v for k, v in filled.items() if k != "name" and k not in _BUILT_BY_TRAINER
+        }
+    if "host" in config:  # where a run ran (recorded, not read back)
+        result["host"] = dict(config["host"])
+    return result
+
+
+def _build(section: str, config: Mapping[str, Any], **given: Any) -> Any:
+    return schema.build(config[section], REGISTRIES[_KINDS[section]], REGISTRIES, section, **given)
+
+
+def build_task(config: Mapping[str, Any], test: bool = False) -> Task:
+    """The configuration's task; ``test`` sets its ``test`` field where it has one (MNIST's
+    held-out images), else the test task is the training task."""
+    return _build("task", config, **({"test": True} if test and _has_test_split(config) else {}))
+
+
+def _has_test_split(config: Mapping[str, Any]) -> bool:
+    target, _ = schema.find(_name(config["task"]), tasks.REGISTRY, "task")
+    return any(f.name == "test" for f in schema.fields(target))
+
+
+def build_trainer(config: Mapping[str, Any], mesh: Mesh | str | None = "auto") -> Trainer:
+    """The :class:`Trainer` a configuration describes (its evaluation laid out as ``mesh``
+    and the trainer section say)."""
+    task = build_task(config)
+    test_task = build_task(config, test=True) if _has_test_split(config) else None
+    algorithm_target, _ = schema.find(_name(config["algorithm"]), algorithms.REGISTRY, "algorithm")
+    names = {f.name for f in schema.fields(algorithm_target)}
+    bounds = getattr(task, "descriptor_bounds", None)
+    given = {}
+    if {"descriptor_low", "descriptor_high"} <= names and bounds is not None:
+        given = {"descriptor_low": bounds[0], "descriptor_high": bounds[1]}  # MAP-Elites
+    algorithm = _build(
+        "algorithm", config, **{k: v for k, v in given.items() if k not in config["algorithm"]}
+    )
+    trainer = dict(config.get("trainer", {}))
+    placed = {} if mesh == "auto" else {"mesh": mesh}
+    if placed:
+        trainer.pop("mesh", None)
+    return schema.build(
+        {"name": "Trainer", **trainer},
+        {"Trainer": Trainer},
+        REGISTRIES,
+        "trainer",
+        algorithm=algorithm,
+        policy=_build("policy", config),
+        task=task,
+        test_task=test_task,
+        **placed,
     )
 
 
-def _with_std(cls: type[Algorithm]) -> Registered:
-    """Algorithms with their papers' learning rates: only the population and the initial
-    std are configured."""
-    return Registered(
-        cls,
-        ("pop_size", "init_std"),
-        lambda c: cls(pop_size=c["pop_size"], init_std=c["init_std"]),  # type: ignore[call-arg]
-    )
+def run_settings(config: Mapping[str, Any]) -> Run:
+    """The run section as a checked :class:`Run`."""
+    return schema.build({"name": "Run", **config.get("run", {})}, {"Run": Run}, REGISTRIES, "run")
 
 
-ALGORITHMS: dict[str, Registered] = {
-    "pgpe": Registered(
-        PGPE,
-        (
-            "pop_size",
-            "optimizer",
-            "center_lr",
-            "max_speed",
-            "init_std",
-            "std_lr",
-            "std_max_change",
-        ),
-        _pgpe,
-    ),
-    "open_es": Registered(
-        OpenES, ("pop_size", "optimizer", "center_lr", "max_speed", "init_std"), _open_es
-    ),
-    "ars": Registered(  # the paper's update: plain steps of center_lr, noise std init_std
-        ARS,
-        ("pop_size", "top_directions", "center_lr", "init_std"),
-        lambda c: ARS(
-            pop_size=c["pop_size"],
-            top_directions=c["top_directions"],
-            optimizer=optax.sgd(c["center_lr"]),
-            init_std=c["init_std"],
-        ),
-    ),
-    "snes": _with_std(SNES),
-    "xnes": _with_std(XNES),
-    "cma_es": _with_std(CMAES),
-    "sep_cma_es": _with_std(SepCMAES),
-    "lm_ma_es": _with_std(LMMAES),
-    "cr_fm_nes": _with_std(CRFMNES),
-    "simple_ga": Registered(  # mutation std init_std; the paper's truncation and one elite
-        SimpleGA,
-        ("pop_size", "init_std"),
-        lambda c: SimpleGA(pop_size=c["pop_size"], mutation_std=c["init_std"]),
-    ),
-    "de": _with_std(DifferentialEvolution),
-    "pso": _with_std(PSO),
-    "map_elites": Registered(MAPElites, ("pop_size", "grid_shape", "init_std"), _map_elites),
-}
-"""Algorithms by CLI name (``--algo NAME``; ``evolax algos`` lists them)."""
+def _name(spec: Mapping[str, Any] | str) -> str:
+    return spec if isinstance(spec, str) else spec["name"]
 
 
-POLICIES: dict[str, Callable[[dict[str, Any]], Policy]] = {
-    "mlp": lambda config: MLP(
-        hidden_sizes=tuple(config["hidden_sizes"]),
-        output_activation=config["output_activation"],
-    ),
-    "convnet": lambda config: ConvNet(),
-    "direct": lambda config: Direct(),
-    "seq2seq": lambda config: Seq2Seq(
-        hidden_size=config["hidden_size"], output_length=config["n_digits"] + 1
-    ),
-}
+def dump(config: Mapping[str, Any]) -> str:
+    """``config`` as YAML, sections in their order."""
+    ordered = {s: config[s] for s in SECTIONS if s in config}
+    ordered.update({k: v for k, v in config.items() if k not in ordered})
+    return yaml.dump(ordered, Dumper=_Dumper, sort_keys=False)
 
 
-def build_trainer(config: dict[str, Any], mesh: Mesh | str | None = "auto") -> Trainer:
-    """The :class:`Trainer` a resolved configuration describes (its evaluation laid out as
-    ``mesh`` and ``config["pop_chunk"]`` say; see :class:`Trainer`)."""
-    return Trainer(
-        algorithm=ALGORITHMS[config["algo"]].build(config),
-        policy=POLICIES[config["policy"]](config),
-        task=TASKS[config["task"]](config, False),
-        n_repeats=config["n_repeats"],
-        normalize_obs=config["normalize_obs"],
-        test_task=TASKS[config["task"]](config, True),
-        mesh=mesh,
-        pop_chunk=config["pop_chunk"],
-        init_scale=config.get("init_scale", 1.0),  # runs recorded before it existed: 1.0
-    )
+class _Dumper(yaml.SafeDumper):
+    """YAML with lists of numbers or strings on one line: ``hidden_sizes: [64, 64]``."""
+
+    def represent_list(self, data):
+        flat = all(not isinstance(v, dict | list) for v in data)
+        return self.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flat)
+
+
+_Dumper.add_representer(list, _Dumper.represent_list)
+
+
+def from_flat(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """The nested configuration of a run recorded by evolax 0.1.0 (one flat mapping with
+    ``algo``, ``center_lr``, ...), as 0.1.0's builder read it."""
+    c = dict(flat)
+    get = c.get
+    lr = get("center_lr", 0.05)
+    optimizer: dict[str, Any] = {"name": get("optimizer", "adam"), "learning_rate": lr}
+    if optimizer["name"] == "clipup":
+        optimizer["max_speed"] = get("max_speed") or 2 * lr
+    algo = get("algo", "pgpe")
+    algorithm: dict[str, Any] = {"name": algo, "pop_size": get("pop_size", 64)}
+    std = get("init_std", 0.1)
+    if algo == "pgpe":
+        algorithm |= {"optimizer": optimizer, "init_std": std, "std_lr": get("std_lr", 0.1)}
+        algorithm["std_max_change"] = get("std_max_change", 0.2)
+    elif algo == "open_es":
+        algorithm |= {"optimizer": optimizer, "init_std": std}
+    elif algo == "ars":
+        algorithm |= {"optimizer": {"name": "sgd", "learning_rate": lr}, "init_std": std}
+        algorithm["top_directions"] = get("top_directions")
+    elif algo == "simple_ga":
+        algorithm["mutation_std"] = std
+    elif algo == "map_elites":
+        algorithm |= {
+            "grid_shape": get("grid_shape", [32, 32]),
+            "mutation_std": std,
+            "init_std": std,
+        }
+    else:
+        algorithm["init_std"] = std
+    policy: dict[str, Any] = {"name": get("policy", "mlp")}
+    if policy["name"] == "mlp":
+        policy |= {"hidden_sizes": get("hidden_sizes", [64, 64])}
+        policy["output_activation"] = get("output_activation", "tanh")
+    elif policy["name"] == "seq2seq":
+        policy |= {"hidden_size": get("hidden_size", 256), "output_length": get("n_digits", 3) + 1}
+    name = get("task", "cartpole")
+    steps = get("max_steps", 1000)
+    task: dict[str, Any] = {
+        "cartpole": {"name": "cartpole", "hard": get("hard", False), "max_steps": steps},
+        "mnist": {
+            "name": "mnist",
+            "batch_size": get("batch_size", 1024),
+            "data": {"name": "load_mnist", "data_dir": get("data_dir")},
+        },
+        "seq2seq": {
+            "name": "seq2seq",
+            "batch_size": get("batch_size", 1024),
+            "n_digits": get("n_digits", 3),
+        },
+        "image_approximation": {
+            "name": "image_approximation",
+            "target": get("target"),
+            "n_triangles": get("n_triangles", 50),
+            "size": get("canvas_size", [200, 200]),
+        },
+        "waterworld": {"name": "waterworld", "max_steps": steps},
+        "waterworld_ma": {
+            "name": "waterworld_ma",
+            "n_agents": get("n_agents", 16),
+            "max_steps": steps,
+        },
+        "brax": {
+            "name": f"brax:{get('brax_env', 'ant')}",
+            "backend": get("brax_backend", "mjx"),
+            "max_steps": steps,
+        },
+    }[name]
+    trainer = {
+        "n_repeats": get("n_repeats", 16),
+        "normalize_obs": get("normalize_obs", False),
+        "pop_chunk": get("pop_chunk", "auto"),
+        "init_scale": get("init_scale", 1.0),
+    }
+    run = {k: c[k] for k in (f.name for f in dataclasses.fields(Run)) if k in c}
+    return {"algorithm": algorithm, "policy": policy, "task": task, "trainer": trainer, "run": run}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import signal
 import threading
 import time
@@ -102,12 +101,6 @@ def initial_state(trainer: Trainer, seed: int) -> TrainState:
     return trainer.init(jax.random.fold_in(jax.random.key(seed), TRAIN_STREAM))
 
 
-def run_seeds(config: dict[str, Any]) -> int | list[int]:
-    """The seed of a configuration's run, or its ``seeds`` consecutive seeds from ``seed``."""
-    n = config.get("seeds", 1)
-    return config["seed"] if n == 1 else list(range(config["seed"], config["seed"] + n))
-
-
 def initial_states(trainer: Trainer, seeds: int | Sequence[int]) -> TrainState:
     """:func:`initial_state` of one seed, or those of several stacked on a leading seed axis
     (each seed's state as its own run would start it)."""
@@ -153,23 +146,6 @@ class _Chunks:
         compiled = time.perf_counter()
         state, history = jax.block_until_ready(self._compiled[n](self._arrays, state))
         return state, to_host(history), compiled - start, time.perf_counter() - compiled
-
-
-def read_config(run_dir: str | Path) -> dict[str, Any]:
-    """The resolved configuration a run folder records."""
-    path = Path(run_dir) / CONFIG
-    if not path.exists():
-        raise ValueError(f"{run_dir} is not an evolax run folder (no {CONFIG})")
-    config = json.loads(path.read_text())
-    missing = sorted({"task", "policy", "algo"} - set(config))
-    if missing:
-        raise ValueError(
-            f"{path} does not record a configuration (no {missing}): the run was written by "
-            "evolax.train without config=, so it cannot be rebuilt from its folder; pass "
-            "config=evolax.config.resolve(...) with the trainer it builds, or restore the "
-            "checkpoints with evolax.checkpoint.CheckpointStore and your own trainer"
-        )
-    return config
 
 
 def _next_boundary(generation: int, total: int, intervals: tuple[int, ...]) -> int:
@@ -459,8 +435,6 @@ __all__ = [
     "held_out_key",
     "initial_state",
     "initial_states",
-    "read_config",
-    "run_seeds",
     "seed_slice",
     "train",
 ]

@@ -3,14 +3,40 @@ its checkpoints hold."""
 
 from __future__ import annotations
 
+import json
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 from evolax.checkpoint import BEST, LATEST, CheckpointError, CheckpointStore
-from evolax.config import build_trainer
-from evolax.runner import initial_states, read_config, run_seeds
+from evolax.config import build_trainer, complete, from_flat, run_settings
+from evolax.runner import CONFIG, initial_states
 from evolax.trainer import Trainer, TrainState
+
+
+def read_config(run_dir: str | Path) -> dict[str, Any]:
+    """The configuration a run folder records, complete (a run recorded by evolax 0.1.0, one
+    flat mapping, translated by :func:`~evolax.config.from_flat`)."""
+    path = Path(run_dir) / CONFIG
+    if not path.exists():
+        raise ValueError(f"{run_dir} is not an evolax run folder (no {CONFIG})")
+    config = json.loads(path.read_text())
+    if "algo" in config:  # 0.1.0's flat configuration
+        host = {k: config[k] for k in ("devices", "processes") if k in config}
+        config = {**from_flat(config), **({"host": host} if host else {})}
+    for folder in config.get("host", {}).get("import_paths", []):  # the user's own modules
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    missing = [s for s in ("algorithm", "policy", "task") if s not in config]
+    if missing:
+        raise ValueError(
+            f"{path} does not record a configuration (no {missing}): the run was written by "
+            "evolax.train without config=, so it cannot be rebuilt from its folder; pass "
+            "config=evolax.config.resolve(...) with the trainer it builds, or restore the "
+            "checkpoints with evolax.checkpoint.CheckpointStore and your own trainer"
+        )
+    return complete(config)
 
 
 def load_run(
@@ -18,7 +44,7 @@ def load_run(
 ) -> tuple[dict[str, Any], Trainer, TrainState, dict[str, Any]]:
     """Rebuild a run from its folder: ``(config, trainer, state, checkpoint metadata)``, the
     metadata's ``"checkpoint"`` saying which was loaded (``"best"`` or ``"latest"``); the
-    state of a run of several seeds has a leading seed axis (:func:`~evolax.runner.run_seeds`).
+    state of a run of several seeds has a leading seed axis (``run.seeds`` of them).
 
     Args:
         run_dir: a folder written by :func:`evolax.train`.
@@ -30,8 +56,9 @@ def load_run(
     path = Path(run_dir)
     config = read_config(path)
     trainer = build_trainer(config)
-    store = CheckpointStore(path, keep=config["keep_checkpoints"])
-    like = initial_states(trainer, run_seeds(config))
+    run = run_settings(config)
+    store = CheckpointStore(path, keep=run.keep_checkpoints)
+    like = initial_states(trainer, run.seed_list)
     try:
         if which == "best" and store.steps(BEST):
             try:
@@ -47,4 +74,4 @@ def load_run(
     return config, trainer, state, {**meta, "checkpoint": "latest"}
 
 
-__all__ = ["load_run"]
+__all__ = ["load_run", "read_config"]

@@ -152,12 +152,13 @@ def test_v2_is_v1_with_the_trainers_observation_normalisation(key):
 
 
 def test_the_cli_registry_builds_it():
-    """``--algo ars``: ``center_lr`` is the paper's step size alpha (plain SGD steps),
-    ``init_std`` the noise std nu."""
-    from evolax.config import ALGORITHMS, resolve
+    """``algorithm.name=ars``: with ``optimizer`` SGD, its learning rate is the paper's step
+    size alpha, and ``init_std`` the noise std nu."""
+    from evolax.config import build_trainer, resolve
 
-    overrides = {"algo": "ars", "pop_size": 8, "top_directions": 2, "center_lr": 0.05}
-    algo = ALGORITHMS["ars"].build(resolve(None, {**overrides, "init_std": 0.02}))
+    settings = ["algorithm.name=ars", "algorithm.pop_size=8", "algorithm.top_directions=2"]
+    settings += ["algorithm.optimizer={name: sgd, learning_rate: 0.05}", "algorithm.init_std=0.02"]
+    algo = build_trainer(resolve("cartpole_easy", settings)).algorithm
     assert isinstance(algo, ARS) and algo.top_directions == 2 and algo.init_std == 0.02
     grad = jnp.array([1.0, -2.0, 0.5])
     updates, _ = algo.optimizer.update(grad, algo.optimizer.init(jnp.zeros(3)))

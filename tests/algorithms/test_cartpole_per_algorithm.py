@@ -12,28 +12,49 @@ import jax
 import numpy as np
 import pytest
 
-from evolax.config import ALGORITHMS, build_trainer, resolve
+from evolax.algorithms import REGISTRY
+from evolax.config import build_trainer, resolve
 
 TARGET, CHUNK = 900.0, 50
 
 # name: (configuration overrides, generation budget); in the comments, the first test >= 900
 # (seed 42, measured again at 0.2.0)
+STD_01, STD_05, MLP_16 = (
+    "algorithm.init_std=0.1",
+    "algorithm.init_std=0.5",
+    "policy.hidden_sizes=[16]",
+)
 SETTINGS = {
-    "pgpe": ({}, 1000),  # EvoJAX's published configuration; 908.8 at 400
-    "open_es": ({"center_lr": 0.03, "init_std": 0.1}, 1000),  # 907.4 at 550
+    "pgpe": ([], 1000),  # EvoJAX's published configuration; 908.8 at 400
+    "open_es": (
+        ["algorithm.optimizer={name: adam, learning_rate: 0.03}", STD_01],
+        1000,
+    ),  # 907.4 at 550
     # ARS-t: with all 32 directions (V1, and V2 with normalize_obs) it stalls near 690
-    "ars": ({"top_directions": 8, "center_lr": 0.02, "init_std": 0.05}, 1000),  # 911.8 at 600
-    "snes": ({"init_std": 0.1}, 1000),  # 906.5 at 550
-    "xnes": ({"hidden_sizes": [8], "init_std": 0.5}, 1000),  # 912.5 at 250
-    "cma_es": ({"hidden_sizes": [16], "init_std": 0.5}, 1000),  # 906.4 at 300
-    "sep_cma_es": ({"init_std": 0.1}, 1000),  # 916.5 at 550
-    "lm_ma_es": ({"init_std": 0.1}, 1000),  # 910.8 at 600
-    "cr_fm_nes": ({"init_std": 0.1}, 1000),  # 917.6 at 500
-    "simple_ga": ({"init_std": 0.05}, 1000),  # 913.7 at 650
-    "de": ({"hidden_sizes": [16], "init_std": 0.5}, 1000),  # 903.9 at 600
-    "pso": ({"hidden_sizes": [16], "init_std": 0.5}, 1000),
-    "map_elites": ({"init_std": 0.05, "grid_shape": [8, 8]}, 1000),
+    "ars": (
+        [
+            "algorithm.top_directions=8",
+            "algorithm.optimizer={name: sgd, learning_rate: 0.02}",
+            "algorithm.init_std=0.05",
+        ],
+        1000,
+    ),  # 911.8 at 600
+    "snes": ([STD_01], 1000),  # 906.5 at 550
+    "xnes": (["policy.hidden_sizes=[8]", STD_05], 1000),  # 912.5 at 250
+    "cma_es": ([MLP_16, STD_05], 1000),  # 906.4 at 300
+    "sep_cma_es": ([STD_01], 1000),  # 916.5 at 550
+    "lm_ma_es": ([STD_01], 1000),  # 910.8 at 600
+    "cr_fm_nes": ([STD_01], 1000),  # 917.6 at 500
+    "simple_ga": (["algorithm.mutation_std=0.05", "algorithm.init_std=0.05"], 1000),  # 913.7 at 650
+    "de": ([MLP_16, STD_05], 1000),  # 903.9 at 600
+    "pso": ([MLP_16, STD_05], 1000),
+    "map_elites": (
+        ["algorithm.mutation_std=0.05", "algorithm.init_std=0.05", "algorithm.grid_shape=[8, 8]"],
+        1000,
+    ),
 }
+"""Per algorithm: the overrides of the cartpole_easy preset (after ``algorithm.name``, pop 64
+and 4 repeats) and the generation budget."""
 
 # Measured shortfalls (seed 42, these settings; the variants in parentheses at 0.1.0).
 CANNOT = {
@@ -45,7 +66,7 @@ CANNOT = {
 
 
 def test_every_registered_algorithm_has_a_setting():
-    assert set(SETTINGS) == set(ALGORITHMS)
+    assert set(SETTINGS) == set(REGISTRY)
 
 
 @pytest.mark.slow
@@ -60,11 +81,12 @@ def test_every_registered_algorithm_has_a_setting():
 )
 def test_trains_cartpole_easy_to_900(name):
     overrides, budget = SETTINGS[name]
-    config = resolve("cartpole_easy", {"algo": name, "pop_size": 64, "n_repeats": 4, **overrides})
+    base = [f"algorithm.name={name}", "algorithm.pop_size=64", "trainer.n_repeats=4"]
+    config = resolve("cartpole_easy", base + overrides)
     trainer = build_trainer(config)
     run = jax.jit(trainer.run, static_argnums=1)
     test = jax.jit(trainer.test, static_argnums=2)
-    state = trainer.init(jax.random.key(config["seed"]))
+    state = trainer.init(jax.random.key(config["run"]["seed"]))
     scores = []
     for generation in range(CHUNK, budget + 1, CHUNK):
         state, _ = run(state, CHUNK)

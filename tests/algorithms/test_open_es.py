@@ -113,11 +113,12 @@ def test_rejects_bad_configuration():
 
 
 def test_the_cli_registry_builds_it():
-    from evolax.config import ALGORITHMS, build_trainer, resolve
+    from evolax.config import build_trainer, resolve
 
-    assert "open_es" in ALGORITHMS
-    overrides = {"algo": "open_es", "pop_size": 8, "init_std": 0.3, "center_lr": 0.02}
-    trainer = build_trainer(resolve(None, {**overrides, "hidden_sizes": [4], "max_steps": 5}))
+    settings = ["algorithm.name=open_es", "algorithm.pop_size=8", "algorithm.init_std=0.3"]
+    settings += ["algorithm.optimizer={name: adam, learning_rate: 0.02}"]
+    settings += ["policy.hidden_sizes=[4]", "task.max_steps=5"]
+    trainer = build_trainer(resolve("cartpole_easy", settings))
     assert isinstance(trainer.algorithm, OpenES) and trainer.algorithm.init_std == 0.3
     _, metrics = jax.jit(trainer.run, static_argnums=1)(trainer.init(jax.random.key(0)), 2)
     np.testing.assert_allclose(metrics["std"], 0.3)

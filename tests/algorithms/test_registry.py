@@ -1,31 +1,24 @@
 """Every algorithm the CLI can name builds, trains a few generations inside the trainer's
-jitted scan, checkpoints its state exactly, and is listed by `evolax algos`."""
+jitted scan, checkpoints its state exactly, and is listed by `evolax describe`."""
 
 import jax
 import numpy as np
 import pytest
 
+from evolax.algorithms import REGISTRY
 from evolax.checkpoint import CheckpointStore
-from evolax.config import ALGORITHMS, build_trainer, resolve
+from evolax.config import build_trainer, resolve
 from helpers import state_leaves
 
 
-@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+@pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_each_registered_algorithm_trains_in_the_trainer_and_checkpoints(name, tmp_path):
-    config = resolve(
-        None,
-        {
-            "algo": name,
-            "pop_size": 8,
-            "init_std": 0.2,
-            "hidden_sizes": [4],
-            "max_steps": 5,
-            "n_repeats": 2,
-            "grid_shape": [4, 4],
-        },
-    )
-    trainer = build_trainer(config)
-    assert isinstance(trainer.algorithm, ALGORITHMS[name].cls)
+    settings = [f"algorithm.name={name}", "algorithm.pop_size=8", "algorithm.init_std=0.2"]
+    settings += ["policy.hidden_sizes=[4]", "task.max_steps=5", "trainer.n_repeats=2"]
+    if name == "map_elites":
+        settings.append("algorithm.grid_shape=[4, 4]")
+    trainer = build_trainer(resolve("cartpole_easy", settings))
+    assert isinstance(trainer.algorithm, REGISTRY[name])
     state, metrics = jax.jit(trainer.run, static_argnums=1)(trainer.init(jax.random.key(0)), 3)
     assert np.all(np.isfinite(metrics["fitness_max"]))
     best, _ = trainer.solution(state)
@@ -45,12 +38,12 @@ def test_each_registered_algorithm_trains_in_the_trainer_and_checkpoints(name, t
 def test_cli_lists_every_algorithm(capsys):
     from evolax.cli import main
 
-    assert main(["algos"]) == 0
-    listed = [line.split(":")[0] for line in capsys.readouterr().out.splitlines()]
-    assert set(ALGORITHMS) <= set(listed)
+    assert main(["describe"]) == 0
+    (listed,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Alg")]
+    assert listed.split(": ")[1].split(", ") == list(REGISTRY)
 
 
 def test_map_elites_needs_a_task_with_descriptors():
-    config = resolve(None, {"task": "seq2seq", "algo": "map_elites", "pop_size": 8})
-    with pytest.raises(ValueError, match="behaviour descriptors"):
+    config = resolve("seq2seq", ["algorithm.name=map_elites", "algorithm.grid_shape=[4, 4]"])
+    with pytest.raises(ValueError, match=r"MAPElites needs \['descriptor_low', 'desc"):
         build_trainer(config)

@@ -80,7 +80,8 @@ def test_rejects_bad_configuration():
 def test_the_cli_registry_builds_it():
     from evolax.config import build_trainer, resolve
 
-    config = resolve(None, {"algo": "snes", "pop_size": 6, "init_std": 0.2, "max_steps": 5})
+    settings = ["algorithm.name=snes", "algorithm.pop_size=6", "algorithm.init_std=0.2"]
+    config = resolve("cartpole_easy", [*settings, "task.max_steps=5"])
     trainer = build_trainer(config)
     assert isinstance(trainer.algorithm, SNES) and trainer.algorithm.init_std == 0.2
     _, metrics = jax.jit(trainer.run, static_argnums=1)(trainer.init(jax.random.key(0)), 2)

@@ -50,8 +50,8 @@ from evolax.runner import initial_states
 import jax
 evolax.use_cpu_cores()
 for algo in sys.argv[1:]:
-    config = resolve("cartpole_easy", {"algo": algo, "pop_size": 8, "n_repeats": 2,
-                                       "hidden_sizes": [16]})
+    config = resolve("cartpole_easy", [f"algorithm.name={algo}", "algorithm.pop_size=8",
+                                       "trainer.n_repeats=2", "policy.hidden_sizes=[16]"])
     trainer = build_trainer(config, mesh="auto")
     run = jax.jit(jax.vmap(lambda s: trainer.run(s, 2)[0]))
     print(int(run(initial_states(trainer, [0, 1])).generation[1]))

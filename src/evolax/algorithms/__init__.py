@@ -99,3 +99,35 @@ __all__ = [
     "weight_decay",
     "z_score",
 ]
+
+REGISTRY = {
+    "pgpe": PGPE,
+    "open_es": OpenES,
+    "ars": ARS,
+    "snes": SNES,
+    "xnes": XNES,
+    "cma_es": CMAES,
+    "sep_cma_es": SepCMAES,
+    "lm_ma_es": LMMAES,
+    "cr_fm_nes": CRFMNES,
+    "simple_ga": SimpleGA,
+    "de": DifferentialEvolution,
+    "pso": PSO,
+    "map_elites": MAPElites,
+}
+"""Algorithms by the short name a configuration gives (``algorithm.name``)."""
+
+SHAPINGS = {
+    f.__name__: f
+    for f in (
+        centered_rank,
+        cma_weights,
+        finite_fitness,
+        min_max,
+        nes_utilities,
+        raw,
+        z_score,
+        weight_decay,
+    )
+}
+"""Fitness shapings by name (``algorithm.fitness_shaping``)."""

@@ -21,3 +21,6 @@ __all__ = [
     "Seq2Seq",
     "Team",
 ]
+
+REGISTRY = {"mlp": MLP, "convnet": ConvNet, "direct": Direct, "seq2seq": Seq2Seq}
+"""Policies by the short name a configuration gives (``policy.name``)."""

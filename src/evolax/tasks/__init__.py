@@ -41,3 +41,17 @@ __all__ = [
     "WaterWorldState",
     "load_target",
 ]
+
+REGISTRY = {
+    "cartpole": CartPoleSwingUp,
+    "mnist": MNIST,
+    "seq2seq": Seq2SeqAddition,
+    "image_approximation": ImageApproximation,
+    "waterworld": WaterWorld,
+    "waterworld_ma": MultiAgentWaterWorld,
+    "brax": Brax,  # brax:ENV, e.g. brax:ant
+    "gymnax": GymnaxTask,  # gymnax:ENV, e.g. gymnax:Pendulum-v1
+    "evojax": EvoJAXTask,
+}
+"""Tasks by the short name a configuration gives (``task.name``); an adapter takes its
+environment after a colon."""
