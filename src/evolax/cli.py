@@ -290,22 +290,18 @@ def _train(args: argparse.Namespace) -> int:
         if config_dir:  # user modules beside the file
             sys.path.insert(0, config_dir)
         config = resolve(source, overrides)
-        if args.print_config:
-            print(dump(config), end="")
-            return 0
-        _record_data_dir(config)
-        run = run_settings(config)
-        which = (
-            f"seed{run.seed}" if run.seeds == 1 else f"seeds{run.seed}-{run.seed + run.seeds - 1}"
-        )
-        label = Path(source or "cartpole_easy").stem
-        name = f"{label}-{config['algorithm']['name']}-{which}".replace(":", "_")
-        run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-        _check_run_dir(run_dir)
     if args.print_config:
         print(dump(config), end="")
         return 0
     run = run_settings(config)
+    if args.resume is None:
+        _record_data_dir(config)
+        last = run.seed + run.seeds - 1
+        which = f"seeds{run.seed}-{last}" if run.seeds > 1 else f"seed{run.seed}"
+        label = Path(source or "cartpole_easy").stem
+        name = f"{label}-{config['algorithm']['name']}-{which}".replace(":", "_")
+        run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        _check_run_dir(run_dir)
     # JAX has not initialised its backends yet: request the CPU devices, then join the run
     request_cpu_devices(run.cpu_devices or os.cpu_count() or 1)
     distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
