@@ -68,8 +68,10 @@ def main() -> None:
     parser.add_argument("--run-dir", type=Path, required=True)
     parser.add_argument("--generations", help="comma-separated generations (default: every test)")
     parser.add_argument("--train", action="store_true", help="run `evolax train` first")
-    parser.add_argument("train_args", nargs="*", help="after --: evolax train's arguments")
-    args = parser.parse_args()
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    args.train_args = argv[split + 1 :]  # after --: evolax train's arguments
     if args.train:
         resuming = (args.run_dir / "config.json").exists()
         command = [sys.executable, "-m", "evolax.cli", "train", "--no-progress"]
