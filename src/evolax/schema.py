@@ -154,6 +154,8 @@ def fields(target: Any) -> list[Field]:
 def type_name(annotation: Any) -> str:
     if annotation is Any:
         return "any"
+    if annotation is type(None):
+        return "None"
     if typing.get_origin(annotation) is Callable or annotation is Callable:
         return "function"
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
