@@ -157,40 +157,51 @@ def test_the_example_files_configure_what_they_say(monkeypatch):
 TINY = ["run.log_interval=1", "run.test_episodes=2", "run.checkpoint_interval=2", "--no-progress"]
 
 
-def test_each_task_adapter_trains_through_the_command_line(tmp_path, monkeypatch):
-    """gymnax and EvoJAX tasks, a user's own task and policy by import path, and the examples'
-    files, each for two generations through `evolax train`; then eval rebuilds each run."""
-    (tmp_path / "my_task.py").write_text(
-        "import jax.numpy as jnp\n"
-        "from evolax.tasks import CartPoleSwingUp\n"
-        "class ShortCartPole(CartPoleSwingUp):\n"
-        "    '''Cart-pole with a reward for staying near the centre.\n\n"
-        "    Args:\n        max_steps: episode length.\n    '''\n"
-        "    def __init__(self, max_steps: int = 20):\n"
-        "        super().__init__(max_steps=max_steps)\n"
-    )
+ADAPTER_RUNS = {
+    "gymnax_example": [str(EXAMPLES / "gymnax_cma_es.yaml"), "task.max_steps=20"],
+    "gymnax": ["cartpole_easy", "task.name=gymnax:CartPole-v1", "task.max_steps=20"],
+    "evojax": [
+        "cartpole_easy",
+        "task={name: evojax, task: {name: 'evojax.task.cartpole:CartPoleSwingUp'}}",
+        "policy.hidden_sizes=[4]",
+    ],
+    "user": ["cartpole_easy", "task.name=my_task:ShortCartPole", "task.max_steps=10"],
+}
+USER_TASK = '''from evolax.tasks import CartPoleSwingUp
+
+
+class ShortCartPole(CartPoleSwingUp):
+    """Cart-pole with short episodes.
+
+    Args:
+        max_steps: episode length.
+    """
+
+    def __init__(self, max_steps: int = 20):
+        super().__init__(max_steps=max_steps)
+'''
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n if n == "gymnax_example" else pytest.param(n, marks=pytest.mark.slow) for n in ADAPTER_RUNS],
+)
+def test_each_task_adapter_trains_through_the_command_line(name, tmp_path, monkeypatch):
+    """gymnax (the example file: CMA-ES and the user's policy by import path) in the default
+    run; a gymnax name, an EvoJAX task and a user's own Task class in `nox -s slow`: each two
+    generations through `evolax train`, then `evolax eval` rebuilds the run."""
+    (tmp_path / "my_task.py").write_text(USER_TASK)
     monkeypatch.syspath_prepend(str(tmp_path))
-    runs = {
-        "gymnax": ["cartpole_easy", "task.name=gymnax:CartPole-v1", "task.max_steps=20"],
-        "evojax": [
-            "cartpole_easy",
-            "task={name: evojax, task: {name: 'evojax.task.cartpole:CartPoleSwingUp'}}",
-        ],
-        "user": ["cartpole_easy", "task.name=my_task:ShortCartPole", "task.max_steps=10"],
-        "example": [str(EXAMPLES / "gymnax_cma_es.yaml"), "task.max_steps=20"],
-    }
-    for name, settings in runs.items():
-        run_dir = tmp_path / name
-        small = ["run.generations=2", "algorithm.pop_size=8", "trainer.n_repeats=1"]
-        if "evojax" in name:
-            small.append("policy.hidden_sizes=[4]")
-        assert cli.main(["train", *settings, *small, *TINY, "--run-dir", str(run_dir)]) == 0, name
-        config, _, state, _ = load_run(run_dir)
-        assert int(state.generation) == 2 and config["run"]["generations"] == 2
-        assert cli.main(["eval", str(run_dir), "--episodes", "2"]) == 0, name
-    recorded = json.loads((tmp_path / "example" / "config.json").read_text())
-    assert recorded["policy"]["name"] == "linear_policy:LinearPolicy"
-    assert recorded["host"]["import_paths"] == [str(EXAMPLES)]
+    run_dir = tmp_path / name
+    small = ["run.generations=2", "algorithm.pop_size=8", "trainer.n_repeats=1"]
+    assert cli.main(["train", *ADAPTER_RUNS[name], *small, *TINY, "--run-dir", str(run_dir)]) == 0
+    config, _, state, _ = load_run(run_dir)
+    assert int(state.generation) == 2 and config["run"]["generations"] == 2
+    assert cli.main(["eval", str(run_dir), "--episodes", "2"]) == 0
+    if name == "gymnax_example":
+        recorded = json.loads((run_dir / "config.json").read_text())
+        assert recorded["policy"]["name"] == "linear_policy:LinearPolicy"
+        assert recorded["host"]["import_paths"] == [str(EXAMPLES)]
 
 
 def test_a_run_recorded_by_0_1_0_resumes_as_it_would_have_gone(tmp_path):
