@@ -235,7 +235,7 @@ def coerce(value: Any, annotation: Any, registries: Registries, where: str) -> A
     is_callable = origin is Callable or annotation is Callable
     if isinstance(value, str) and (registry or is_callable or ":" in value):
         if is_callable:  # a function by name: the function itself
-            return find(value, registries.get(Callable, {}) or registry, where)[0]
+            return find(value, registry, where)[0]
         return build({"name": value}, registry, registries, where)
     if isinstance(value, Mapping):
         if "name" not in value:
@@ -339,7 +339,7 @@ def _checked(value: Any, annotation: Any, registries: Registries, where: str) ->
         return complete(value, kind, registries, where)
     is_callable = typing.get_origin(annotation) is Callable or annotation is Callable
     if isinstance(value, str) and (kind or is_callable or ":" in value):
-        find(value, registries.get(Callable, {}) if is_callable else kind, where)
+        find(value, kind, where)
         return value
     shown = plain(coerce(value, annotation, registries, where), registries)
     return value if shown is NotImplemented else shown
