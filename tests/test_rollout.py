@@ -116,3 +116,42 @@ def test_evaluating_in_groups_equals_all_at_once(key, pop_chunk):
     np.testing.assert_allclose(info_g.obs_stats.mean, info.obs_stats.mean, rtol=1e-5)
     with pytest.raises(ValueError, match="pop_chunk=3 must divide the population"):
         evaluate(policy, task, population, key, pop_chunk=3)
+
+
+def test_wrappers_stack_in_either_order(key):
+    """Observation normalisation and descriptor records are task wrappers: stacked either way
+    around, each sees the episode as it would alone."""
+    from evolax.rollout import NormalizeObs, RecordDescriptor, initial_states, run_episodes
+    from evolax.rollout.wrappers import DescribedState, NormalizedState, unwrap
+
+    policy, task = MLP(hidden_sizes=(8,)), CartPoleSwingUp(max_steps=40)
+    params = [policy.init(k, (5,), (1,)) for k in jax.random.split(key, 3)]
+    population = jax.tree.map(lambda *x: jnp.stack(x), *params)
+    stats = ObsStats(count=jnp.array(4.0), mean=jnp.full(5, 0.1), m2=jnp.full(5, 8.0))
+    normalized = NormalizeObs(task, stats, jnp.zeros(5))
+    stacks = [
+        RecordDescriptor(normalized),
+        NormalizeObs(RecordDescriptor(task), stats, jnp.zeros(5)),
+    ]
+    results = []
+    for stack in stacks:
+        assert (stack.obs_shape, stack.action_shape, stack.max_steps) == ((5,), (1,), 40)
+        returns, lengths, final = run_episodes(
+            policy, stack, population, initial_states(policy, stack, key, 2)
+        )
+        results.append(
+            (
+                returns,
+                lengths,
+                unwrap(final, NormalizedState).sums,
+                unwrap(final, DescribedState).descriptor,
+            )
+        )
+    alone, _, _ = run_episodes(
+        policy, normalized, population, initial_states(policy, normalized, key, 2)
+    )
+    for got in results:
+        jax.tree.map(np.testing.assert_array_equal, got, results[0])
+    returns, lengths, sums, _ = results[0]
+    np.testing.assert_array_equal(returns, alone)  # the descriptor records change nothing
+    assert float(jnp.sum(sums[0])) == float(jnp.sum(lengths))  # one observation per step

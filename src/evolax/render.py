@@ -25,7 +25,7 @@ from evolax.drawing import text_image as text_image
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.policies.team import Team, replicate
-from evolax.rollout import episode_keys, step_keys
+from evolax.rollout import NormalizeObs, initial_states, transition
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Params, PRNGKey
 from evolax.validation import check_positive_int
@@ -35,19 +35,18 @@ from evolax.validation import check_positive_int
 def _episode(
     policy: Policy, task: Task, params: Params, key: PRNGKey, obs_stats: ObsStats | None
 ) -> tuple[Any, Float[Array, " steps"], Int[Array, ""]]:
-    # The keys of the first episode `evaluate` runs for `key` (its repeat 0).
-    reset_key, policy_key, step_key = (k[0] for k in episode_keys(key, 1))
-    task_state = task.reset(reset_key)
-    policy_state = policy.reset(policy_key)
+    if obs_stats is not None:  # the statistics fixed: their sums are never read
+        task = NormalizeObs(task, obs_stats, obs_stats.mean)
+    # the first episode `evaluate` runs for `key` (its repeat 0), one step at a time
+    task_state, policy_state, step_key = jax.tree.map(
+        operator.itemgetter(0), initial_states(policy, task, key, 1)
+    )
 
     def body(carry, t):
         task_state, policy_state, alive = carry
-        obs = task_state.obs
-        if obs_stats is not None:
-            obs = obs_stats.normalize(obs)
-        policy_key, task_key = step_keys(step_key, t)
-        action, policy_state = policy.apply(params, obs, policy_state, policy_key)
-        task_state, reward, done = task.step(task_state, action, task_key)
+        task_state, policy_state, reward, done = transition(
+            policy, task, params, step_key, t, task_state, policy_state
+        )
         return (task_state, policy_state, alive & ~done), (task_state, reward, alive)
 
     carry = (task_state, policy_state, jnp.ones([], bool))
@@ -56,6 +55,8 @@ def _episode(
     states = jax.tree.map(
         lambda first, rest: jnp.concatenate([first[None], rest]), task_state, states
     )
+    if obs_stats is not None:
+        states = states.inner
     return states, rewards, jnp.sum(alive, dtype=jnp.int32)
 
 

@@ -1,0 +1,123 @@
+"""Episodes: their keys, one step of one agent, and the loop that runs a batch of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, ArrayLike, Float, Int
+
+from evolax.policies.base import Policy
+from evolax.policies.team import replicate
+from evolax.tasks.base import Task
+from evolax.types import Done, Params, Population, PRNGKey, Reward
+from evolax.validation import population_size
+
+
+def episode_keys(key: PRNGKey, n_repeats: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The keys of ``evaluate``'s ``n_repeats`` episodes: task reset, policy reset, steps."""
+    keys = jax.vmap(lambda k: jax.random.split(k, 3))(jax.random.split(key, n_repeats))
+    return keys[:, 0], keys[:, 1], keys[:, 2]
+
+
+def step_keys(episode_step_key: PRNGKey, t: Int[ArrayLike, ""]) -> tuple[jax.Array, jax.Array]:
+    """The policy key and the task key of step ``t`` of an episode."""
+    keys = jax.random.split(jax.random.fold_in(episode_step_key, t))
+    return keys[0], keys[1]
+
+
+def initial_states(policy: Policy, task: Task, key: PRNGKey, n_repeats: int) -> tuple[Any, ...]:
+    """The ``n_repeats`` episodes' initial task and policy states and their step keys (each
+    with a leading ``repeats`` axis), shared by the whole population."""
+    reset_keys, policy_keys, episode_step_keys = episode_keys(key, n_repeats)
+    return jax.vmap(task.reset)(reset_keys), jax.vmap(policy.reset)(policy_keys), episode_step_keys
+
+
+def transition(
+    policy: Policy,
+    task: Task,
+    params: Params,
+    episode_step_key: PRNGKey,
+    t: Int[ArrayLike, ""],
+    task_state: Any,
+    policy_state: Any,
+) -> tuple[Any, Any, Reward, Done]:
+    """Step ``t`` of one episode: the policy acts on ``task_state.obs``, the task steps.
+
+    Returns:
+        ``(task_state, policy_state, reward, done)`` after the step.
+    """
+    policy_key, task_key = step_keys(episode_step_key, t)
+    action, policy_state = policy.apply(params, task_state.obs, policy_state, policy_key)
+    task_state, reward, done = task.step(task_state, action, task_key)
+    return task_state, policy_state, reward, done
+
+
+def _expand(mask: Array, shape: tuple[int, ...]) -> Array:
+    """``mask`` (leading axes of ``shape``) broadcast over ``shape``'s trailing axes."""
+    return jnp.broadcast_to(mask.reshape(mask.shape + (1,) * (len(shape) - mask.ndim)), shape)
+
+
+def run_episodes(
+    policy: Policy, task: Task, population: Population, initial: tuple[Any, ...]
+) -> tuple[Float[Array, "pop repeats *agents"], Int[Array, "pop repeats"], Any]:
+    """Every individual of ``population`` plays every episode of ``initial`` (see
+    :func:`initial_states`) to its first ``done`` or ``task.max_steps``.
+
+    Rewards after an episode's ``done`` are ignored, and the loop stops once every episode is
+    done. The policy is batched over repeats with shared parameters, then over the
+    population, so a dense layer runs as a batched matmul ``[pop, repeats, in] @ [pop, in,
+    out]``.
+
+    Returns:
+        ``(returns, lengths, final)``: each episode's total reward (per agent where the task's
+        reward is a vector), its steps until ``done``, and the task states it ended in (for
+        the records of wrapped tasks), all with leading axes ``[pop, repeats]``.
+    """
+    pop_size = population_size(population)
+    task_state, policy_state, episode_step_keys = initial
+    n_repeats = episode_step_keys.shape[0]
+
+    if task.max_steps == 1:
+        # One step, reading the initial states shared by the population (in_axes None), so a
+        # batch of data in the observation is never copied per individual. Inner vmap: the
+        # repeats sharing one individual's params; outer vmap: the population.
+        one = jax.vmap(transition, in_axes=(None, None, None, 0, None, 0, 0))
+        task_state, _, reward, _ = jax.vmap(one, in_axes=(None, None, 0, None, None, None, None))(
+            policy, task, population, episode_step_keys, 0, task_state, policy_state
+        )
+        lengths = jnp.ones((pop_size, n_repeats), jnp.int32)
+        return reward.astype(jnp.float32), lengths, task_state
+
+    # Several steps: the initial states are broadcast over the population and every step runs
+    # in the loop, so the policy and the task are traced and compiled once.
+    each = jax.vmap(transition, in_axes=(None, None, None, 0, None, 0, 0))
+    step = jax.vmap(each, in_axes=(None, None, 0, None, None, 0, 0))
+    task_state, policy_state = replicate(task_state, pop_size), replicate(policy_state, pop_size)
+    reward_shape = jax.eval_shape(
+        step, policy, task, population, episode_step_keys, 0, task_state, policy_state
+    )[2].shape
+
+    def body(carry):
+        t, task_state, policy_state, returns, lengths, alive = carry
+        task_state, policy_state, reward, done = step(
+            policy, task, population, episode_step_keys, t, task_state, policy_state
+        )
+        returns = returns + jnp.where(_expand(alive, reward.shape), reward, 0.0)
+        return t + 1, task_state, policy_state, returns, lengths + alive, alive & ~done
+
+    def cond(carry):
+        t, *_, alive = carry
+        return (t < task.max_steps) & jnp.any(alive)
+
+    carry = (
+        jnp.zeros([], jnp.int32),
+        task_state,
+        policy_state,
+        jnp.zeros(reward_shape, jnp.float32),
+        jnp.zeros((pop_size, n_repeats), jnp.int32),
+        jnp.ones((pop_size, n_repeats), bool),
+    )
+    _, task_state, _, returns, lengths, _ = jax.lax.while_loop(cond, body, carry)
+    return returns, lengths, task_state

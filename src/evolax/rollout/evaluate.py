@@ -1,0 +1,203 @@
+"""Evaluate a population on a task: every individual for ``n_repeats`` episodes.
+
+``evaluate`` composes the rollout's pieces, each applied once: multi-agent assignment
+(:mod:`~evolax.rollout.teams`), the task wrappers that normalise observations and record
+descriptors (:mod:`~evolax.rollout.wrappers`), the episodes of devices' share of the repeats,
+and the population in chunks (:func:`in_chunks`) around the episode loop
+(:func:`~evolax.rollout.episode.run_episodes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, Int, PyTree
+
+from evolax.normalize import ObsStats
+from evolax.policies.base import Policy
+from evolax.rollout.episode import episode_keys, initial_states, run_episodes
+from evolax.rollout.teams import agents_per_unit, as_teams, from_teams
+from evolax.rollout.wrappers import (
+    DescribedState,
+    NormalizedState,
+    NormalizeObs,
+    RecordDescriptor,
+    unwrap,
+)
+from evolax.tasks.base import Task
+from evolax.types import Fitness, Population, PRNGKey
+from evolax.validation import check_positive_int, population_size
+
+
+@chex.dataclass(frozen=True)
+class EvalInfo:
+    """What :func:`evaluate` measured besides fitness.
+
+    Attributes:
+        returns: total reward of each episode, ``f32[pop, n_repeats]``.
+        lengths: steps of each episode until ``done``, ``i32[pop, n_repeats]``.
+        obs_stats: the observation statistics updated with this rollout's observations
+            (``None`` when no statistics were passed in).
+        descriptors: each individual's behaviour descriptor (``Task.descriptor`` of the
+            state where each episode ended, averaged over repeats), ``f32[pop, n_desc]``;
+            ``None`` unless asked for.
+    """
+
+    returns: Float[Array, "pop repeats"]
+    lengths: Int[Array, "pop repeats"]
+    obs_stats: ObsStats | None = None
+    descriptors: Float[Array, "pop desc"] | None = None
+
+
+def in_chunks(fn: Callable[[Population], PyTree], population: Population, chunk: int) -> PyTree:
+    """``fn(population)`` computed on groups of ``chunk`` individuals one after another
+    (``lax.map``); ``fn``'s outputs lead with the population axis, and are joined along it."""
+    size = population_size(population)
+    if chunk == size:
+        return fn(population)
+    groups = jax.tree.map(lambda x: x.reshape(size // chunk, chunk, *x.shape[1:]), population)
+    out = jax.lax.map(fn, groups)
+    return jax.tree.map(lambda x: x.reshape(size, *x.shape[2:]), out)
+
+
+def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGKey) -> None:
+    """Trace-time checks: the task's obs and the policy's action have the declared shapes."""
+    agents = (agents_per_unit(task),) if agents_per_unit(task) > 1 else ()
+    state = jax.eval_shape(task.reset, key)
+    if tuple(state.obs.shape) != (*agents, *task.obs_shape):
+        expected = "(n_agents, *task.obs_shape)" if agents else "task.obs_shape"
+        raise ValueError(
+            f"task.reset returned obs of shape {state.obs.shape}, expected {expected} "
+            f"{(*agents, *task.obs_shape)}"
+        )
+    params = jax.tree.map(lambda x: x[0], population)
+    policy_state = jax.eval_shape(policy.reset, key)
+    action, _ = jax.eval_shape(policy.apply, params, state.obs, policy_state, key)
+    if tuple(action.shape) != (*agents, *task.action_shape):
+        raise ValueError(
+            f"policy produced actions of shape {action.shape[len(agents) :]}, expected "
+            f"task.action_shape {task.action_shape}"
+        )
+
+
+def _local_repeats(initial: Any, n_repeats: int, axis_name: str | None) -> Any:
+    """With ``split_repeats``: this device's consecutive share of the episodes."""
+    if axis_name is None:
+        raise ValueError("split_repeats needs the axis_name the devices split the episodes on")
+    n_devices = jax.lax.axis_size(axis_name)
+    if n_repeats % n_devices:
+        raise ValueError(
+            f"n_repeats={n_repeats} must divide evenly over the {n_devices} devices of "
+            f"axis {axis_name!r} to split the episodes"
+        )
+    n_local = n_repeats // n_devices
+    start = jax.lax.axis_index(axis_name) * n_local
+    return jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, start, n_local), initial)
+
+
+def evaluate(
+    policy: Policy,
+    task: Task,
+    population: Population,
+    key: PRNGKey,
+    n_repeats: int = 1,
+    obs_stats: ObsStats | None = None,
+    axis_name: str | None = None,
+    pop_chunk: int | None = None,
+    descriptors: bool = False,
+    split_repeats: bool = False,
+) -> tuple[Fitness, EvalInfo]:
+    """Run every individual for ``n_repeats`` episodes; fitness is the mean episode return.
+
+    All individuals see the same ``n_repeats`` environment seeds (common random numbers), so
+    fitness differences come from the parameters, not the luck of the draw. For a
+    :class:`~evolax.tasks.MultiAgentTask`, consecutive groups of ``task.n_agents`` individuals
+    share each environment (the population must be a multiple of ``n_agents``), and each
+    individual's fitness is its own mean return. Rewards after an episode's ``done`` are
+    ignored, and the loop stops once every episode is done (see
+    :func:`~evolax.rollout.episode.run_episodes`).
+
+    Args:
+        policy: the policy network.
+        task: the task.
+        population: genome pytree with a leading ``pop`` axis.
+        key: PRNG key for this evaluation (environment seeds and any policy noise).
+        n_repeats: episodes per individual, positive.
+        obs_stats: if given, observations are normalised with these statistics before the
+            policy sees them, and ``info.obs_stats`` returns them updated with this rollout.
+        axis_name: when called per device inside ``shard_map``, the mesh axis the devices
+            share the work along; the observation statistics are summed over it, so every
+            device ends with the statistics of the whole evaluation.
+        pop_chunk: evaluate the population in groups of this many individuals, one group
+            after another (``lax.map``), instead of all at once; must divide the population.
+            Convolutional policies on CPU run several times faster one individual at a time.
+        descriptors: also return each individual's behaviour descriptor in
+            ``info.descriptors`` (the task must define ``Task.descriptor``).
+        split_repeats: with ``axis_name``, every device holds the whole population and runs
+            its own share of the ``n_repeats`` episodes (which must divide evenly over the
+            axis); the results are gathered, so each device returns those of all episodes,
+            equal to an evaluation on one device. Without it, each device holds a slice of the
+            population (its results are those of its slice).
+
+    Returns:
+        ``fitness`` (``f32[pop]``) and an :class:`EvalInfo`.
+    """
+    check_positive_int("n_repeats", n_repeats)
+    pop_size = population_size(population)
+    chunk = pop_size if pop_chunk is None else pop_chunk
+    check_positive_int("pop_chunk", chunk)
+    if pop_size % chunk:
+        raise ValueError(
+            f"pop_chunk={pop_chunk} must divide the population evaluated here ({pop_size})"
+        )
+    n_agents = agents_per_unit(task)
+    if pop_chunk is not None and chunk % n_agents:
+        raise ValueError(
+            f"pop_chunk={pop_chunk} must be a multiple of task.n_agents={n_agents}: each "
+            "environment holds n_agents individuals"
+        )
+    if descriptors and n_agents > 1:
+        raise ValueError("behaviour descriptors are not defined for multi-agent tasks")
+    policy, units = as_teams(policy, task, population)
+    _check_shapes(policy, task, units, key)
+
+    if obs_stats is not None:  # sums about a pivot from the first episode of all
+        first = task.reset(episode_keys(key, n_repeats)[0][0]).obs
+        pivot = obs_stats.pivot(first.reshape(-1, *task.obs_shape)[0])
+        task = NormalizeObs(task, obs_stats, pivot)
+    if descriptors:
+        task = RecordDescriptor(task)
+    initial = initial_states(policy, task, key, n_repeats)
+    if split_repeats:
+        initial = _local_repeats(initial, n_repeats, axis_name)
+
+    def play(group: Population) -> tuple[Array, Array, PyTree, PyTree]:
+        returns, lengths, final = run_episodes(policy, task, group, initial)
+        sums = () if obs_stats is None else unwrap(final, NormalizedState).sums
+        desc = unwrap(final, DescribedState).descriptor if descriptors else ()
+        return returns, lengths, sums, desc
+
+    returns, lengths, sums, desc = in_chunks(play, units, chunk // n_agents)
+    returns, lengths = from_teams(returns, lengths, n_agents)
+    if split_repeats:  # every device: the results of all episodes, in order
+        returns, lengths, desc = jax.tree.map(
+            lambda x: jax.lax.all_gather(x, axis_name, axis=1, tiled=True),
+            (returns, lengths, desc),
+        )
+    new_stats = None
+    if obs_stats is not None:
+        sums = jax.tree.map(lambda x: jnp.sum(x, axis=(0, 1)), sums)
+        if axis_name is not None:
+            sums = jax.lax.psum(sums, axis_name)
+        new_stats = obs_stats.merge(*sums, pivot)  # type: ignore[call-arg]
+    info = EvalInfo(
+        returns=returns,
+        lengths=lengths,
+        obs_stats=new_stats,
+        descriptors=jnp.mean(desc, axis=1) if descriptors else None,
+    )
+    return jnp.mean(returns, axis=1), info
