@@ -33,7 +33,7 @@ LAYERS: list[list[str]] = [
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],
     ["evolax.rollout", "evolax.render"],
     ["evolax.trainer"],
-    ["evolax.runner", "evolax.checkpoint"],
+    ["evolax.runner", "evolax.hooks", "evolax.checkpoint"],
     ["evolax.config", "evolax.runs"],
     ["evolax.cli"],
 ]
@@ -42,6 +42,8 @@ LAYER_1, PEERS = 1, 2  # layer 1: any import among its modules (no cycles); abov
 SAME_LAYER = {
     ("evolax.render", "evolax.rollout"),
     ("evolax.runner", "evolax.checkpoint"),
+    ("evolax.runner", "evolax.hooks"),
+    ("evolax.hooks", "evolax.checkpoint"),
     ("evolax.runs", "evolax.config"),
 }
 ROOT = "evolax"

@@ -23,6 +23,7 @@ from evolax.checkpoint import (
     flatten_state,
     unflatten_state,
 )
+from evolax.hooks import TRAIN_STREAM, Hook, Progress, held_out_key, standard_hooks
 from evolax.layout import Layout
 from evolax.logging import (
     JsonLinesSink,
@@ -36,7 +37,6 @@ from evolax.sharding import broadcast_from_first_process, to_host
 from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
 
-TRAIN_STREAM, TEST_STREAM = 0, 1
 T = TypeVar("T")
 METRICS, SUMMARY, CONFIG = "metrics.jsonl", "summary.json", "config.json"
 
@@ -116,11 +116,6 @@ def seed_slice(tree: T, index: int) -> T:
     return cast(T, jax.tree.map(lambda leaf: leaf[index], tree))
 
 
-def held_out_key(seed: int, generation: int) -> jax.Array:
-    """Key of the test at ``generation``: a stream training never draws from."""
-    return jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), TEST_STREAM), generation)
-
-
 class _Chunks:
     """Ahead-of-time compiled ``Trainer.run`` per chunk length (``vmap``-ped over a leading
     seed axis when ``batched``), with compile and run times.
@@ -152,6 +147,45 @@ def _next_boundary(generation: int, total: int, intervals: tuple[int, ...]) -> i
     return min([total] + [(generation // i + 1) * i for i in intervals])
 
 
+def _restore(run: Progress) -> None:
+    """With ``resume``: the state, best states, test scores, wall time and layout of the run's
+    newest good checkpoint, read by process 0 and handed to the others (none yet: the run
+    starts again at generation 0)."""
+    store, state = run.store, run.state
+    saved_wall, saved_layout = np.zeros(1), np.zeros(2)
+    leaves = best_leaves = flatten_state(state)
+    if store is not None and store.steps():
+        restored, saved_meta = store.restore(like=state)
+        leaves = flatten_state(restored)
+        saved = saved_meta.get("layout", {})  # the run's own layout, so it resumes exactly
+        saved_wall[0] = saved_meta.get("wall_time", 0.0)
+        run.best_test[:] = saved_meta.get("best_test_mean", -np.inf)
+        saved_layout[:] = saved.get("devices", 0), saved.get("pop_chunk", 0)
+        if run.seeds is not None and store.steps(BEST):
+            best_leaves = flatten_state(store.restore(like=state, which=BEST)[0])
+    shared = (leaves, best_leaves, saved_wall, run.best_test, saved_layout)
+    leaves, best_leaves, saved_wall, run.best_test, saved_layout = broadcast_from_first_process(
+        shared
+    )
+    run.state = unflatten_state(state, leaves)
+    run.best_state = unflatten_state(state, best_leaves)
+    run.elapsed = float(saved_wall[0])
+    if 0 < saved_layout[0] <= len(jax.devices()):  # else: another machine
+        run.layout = Layout(int(saved_layout[0]), int(saved_layout[1]))
+
+
+def _open_sinks(run: Progress, progress: bool, tensorboard: bool) -> list[Sink]:
+    """Process 0's sinks: the progress bar, ``metrics.jsonl`` and TensorBoard (opened first,
+    so that a missing tensorboardX stops the run before it writes anything)."""
+    if jax.process_index() != 0:
+        return []
+    path = run.run_dir
+    board = [TensorBoardSink(path / "tensorboard")] if path is not None and tensorboard else []
+    lines = [JsonLinesSink(path / METRICS)] if path is not None else []
+    bar = ProgressBar(run.n_generations, initial=run.generation, enabled=progress)
+    return [bar, *lines, *board]
+
+
 def train(
     trainer: Trainer,
     n_generations: int,
@@ -167,16 +201,20 @@ def train(
     keep_checkpoints: int = 3,
     resume: bool = False,
     tensorboard: bool = False,
+    hooks: Sequence[Hook] | None = None,
+    sinks: Sequence[Sink] = (),
 ) -> TrainResult:
     """Train for ``n_generations``: test, log, profile and checkpoint along the way.
 
-    Generations run as compiled :meth:`Trainer.run` chunks that end at every multiple of
-    ``log_interval``, ``test_interval`` and ``checkpoint_interval``. Between chunks the driver
-    logs a ``train`` row per generation and a ``chunk`` row (compile and run seconds,
-    env steps/s), tests the best solution on ``n_test_episodes`` held-out episodes, and saves
-    checkpoints of the whole :class:`TrainState` (the last ``keep_checkpoints`` and the best by
-    test score). With ``resume``, the run continues from ``run_dir``'s newest good checkpoint
-    and ends exactly as an uninterrupted run with the same seed would. Only process 0 writes.
+    The run goes in phases: restore (with ``resume``), then a loop of compiled
+    :meth:`Trainer.run` chunks, each followed by the hooks (log -> test -> checkpoint, see
+    :mod:`evolax.hooks`), then the summary. Chunks end at every multiple of the hooks'
+    intervals. The standard hooks log a ``train`` row per generation and a ``chunk`` row
+    (compile and run seconds, env steps/s), test the best solution on ``n_test_episodes``
+    held-out episodes, and save checkpoints of the whole :class:`TrainState` (the last
+    ``keep_checkpoints`` and the best by test score). With ``resume``, the run continues from
+    ``run_dir``'s newest good checkpoint and ends exactly as an uninterrupted run with the same
+    seed would. Only process 0 writes.
 
     Args:
         trainer: the composed algorithm, policy and task.
@@ -197,32 +235,24 @@ def train(
         keep_checkpoints: how many recent checkpoints to keep besides the best.
         resume: continue the run in ``run_dir``.
         tensorboard: also write TensorBoard event files to ``run_dir/tensorboard``.
+        hooks: what runs after each chunk, in order; ``None``: the standard hooks
+            (:func:`~evolax.hooks.standard_hooks` of the four arguments above, which are
+            not used when ``hooks`` is given). To add one, pass
+            ``[*standard_hooks(...), mine]``.
+        sinks: more :class:`~evolax.logging.Sink` s that every row is written to.
     """
-    for name, value in [
-        ("n_generations", n_generations),
-        ("log_interval", log_interval),
-        ("test_interval", test_interval),
-        ("n_test_episodes", n_test_episodes),
-        ("checkpoint_interval", checkpoint_interval),
-        ("keep_checkpoints", keep_checkpoints),
-    ]:
+    for name, value in [("n_generations", n_generations), ("keep_checkpoints", keep_checkpoints)]:
         check_positive_int(name, value)
+    if hooks is None:
+        hooks = standard_hooks(log_interval, test_interval, n_test_episodes, checkpoint_interval)
     if resume and run_dir is None:
         raise ValueError("resume needs a run_dir")
-    writer = jax.process_index() == 0
-    path = None if run_dir is None else Path(run_dir)
-
     seeds = None if isinstance(seed, int) else [int(s) for s in seed]
     if seeds is not None and (not seeds or len(set(seeds)) != len(seeds)):
         raise ValueError(f"seed must be an int or distinct ints, got {seed!r}")
-    n_seeds = 1 if seeds is None else len(seeds)
     first = cast(int, seed) if seeds is None else seeds[0]
-    state = initial_state(trainer, first)  # chooses the evaluation layout, if automatic
-    choice = trainer.chosen_layout(state, seeds=n_seeds)
-    layout = choice.layout
-    if seeds is not None:
-        state = initial_states(trainer, seeds)
-    best_test, elapsed = np.full(n_seeds, -np.inf), 0.0
+    writer = jax.process_index() == 0
+    path = None if run_dir is None else Path(run_dir)
     store = None
     if path is not None and writer:
         store = CheckpointStore(path, keep=keep_checkpoints)
@@ -231,192 +261,123 @@ def train(
                 f"{path} already holds a run; resume it (evolax train --resume {path}) or "
                 "choose another run folder"
             )
-    best_state = state  # of each seed, its best-scoring state (several seeds)
-    if resume:  # process 0 reads the checkpoints and hands them to the others
-        saved_wall, saved_layout = np.zeros(1), np.zeros(2)
-        leaves = best_leaves = flatten_state(state)
-        if store is not None and store.steps():  # none yet: it starts again at generation 0
-            restored, saved_meta = store.restore(like=state)
-            leaves = flatten_state(restored)
-            saved = saved_meta.get("layout", {})  # the run's own layout, so it resumes exactly
-            saved_wall[0] = saved_meta.get("wall_time", 0.0)
-            best_test[:] = saved_meta.get("best_test_mean", -np.inf)
-            saved_layout[:] = saved.get("devices", 0), saved.get("pop_chunk", 0)
-            if seeds is not None and store.steps(BEST):
-                best_leaves = flatten_state(store.restore(like=state, which=BEST)[0])
-        shared = (leaves, best_leaves, saved_wall, best_test, saved_layout)
-        leaves, best_leaves, saved_wall, best_test, saved_layout = broadcast_from_first_process(
-            shared
-        )
-        state = unflatten_state(state, leaves)
-        best_state = unflatten_state(state, best_leaves)
-        elapsed = float(saved_wall[0])
-        if 0 < saved_layout[0] <= len(jax.devices()):  # else: another machine
-            layout = Layout(int(saved_layout[0]), int(saved_layout[1]))
-    generation = int(np.max(to_host(state.generation)))  # the seeds of a batch share it
-    if resume and store is not None:
-        truncate_rows(cast(Path, path) / METRICS, generation)
-    sinks: list[Sink] = []
-    if writer and path is not None and tensorboard:  # first: a missing tensorboardX stops
-        sinks.append(TensorBoardSink(path / "tensorboard"))  # the run before it writes
-    if store is not None and (config is not None or not resume):
-        write_json_atomic(cast(Path, path) / CONFIG, config or {})
+    state = initial_state(trainer, first)  # chooses the evaluation layout, if automatic
+    choice = trainer.chosen_layout(state, seeds=1 if seeds is None else len(seeds))
+    if seeds is not None:
+        state = initial_states(trainer, seeds)
+    n_seeds = 1 if seeds is None else len(seeds)
+    run = Progress(
+        trainer=trainer,
+        n_generations=n_generations,
+        seeds=seeds,
+        first_seed=first,
+        run_dir=path,
+        store=store,
+        layout=choice.layout,
+        state=state,
+        best_state=state,
+        generation=0,
+        best_test=np.full(n_seeds, -np.inf),
+        sinks=[],
+    )
+    try:
+        # restore
+        if resume:
+            _restore(run)
+        run.generation = int(np.max(to_host(run.state.generation)))  # the seeds share it
+        if resume and store is not None:
+            truncate_rows(cast(Path, path) / METRICS, run.generation)
+        run.sinks = [*_open_sinks(run, progress, tensorboard), *sinks]
+        if store is not None and (config is not None or not resume):
+            write_json_atomic(cast(Path, path) / CONFIG, config or {})
+        run.trainer = trainer.with_layout(run.layout)
+        timing, env_steps_run = _loop(run, hooks)
+    finally:
+        for sink in run.sinks:
+            sink.close()
+        if store is not None:
+            store.close()
+    return _finish(run, timing, env_steps_run, choice)
 
-    trainer = trainer.with_layout(layout)
-    if writer:
-        sinks.insert(0, ProgressBar(n_generations, initial=generation, enabled=progress))
-        if path is not None:
-            sinks.insert(1, JsonLinesSink(path / METRICS))
 
-    def log(row: dict[str, Any]) -> None:
-        for sink in sinks:
-            sink.write(row)
-
-    # one seed: rows as ever; several: a row per seed, which names it
-    tags = [{}] if seeds is None else [{"seed": s} for s in seeds]
-    chunks = _Chunks(trainer, batched=seeds is not None)
-
-    def test_seeds(state: TrainState, keys: jax.Array, n: int) -> jax.Array:
-        """Each seed's state on its own held-out episodes."""
-        return jax.vmap(lambda s, k: trainer.test(s, k, n))(state, keys)
-
-    test = eqx.filter_jit(trainer.test if seeds is None else test_seeds)
-    timing = {"compile_s": 0.0, "run_s": 0.0, "test_s": 0.0, "checkpoint_s": 0.0, "log_s": 0.0}
-    env_steps_run = 0.0
-    last_tests: list[dict[str, float]] = [{} for _ in range(n_seeds)]
-    start = time.perf_counter()
-    stopped_by = None
+def _loop(run: Progress, hooks: Sequence[Hook]) -> tuple[dict[str, float], float]:
+    """Chunks of generations, each followed by the hooks, until ``n_generations`` or a stop
+    request (SIGINT, SIGTERM); returns the seconds spent per phase and the env steps run."""
+    chunks = _Chunks(run.trainer, batched=run.seeds is not None)
+    timing = {"compile_s": 0.0, "run_s": 0.0, **{f"{h.name}_s": 0.0 for h in hooks}}
+    intervals = tuple(h.interval for h in hooks if h.interval is not None)
+    env_steps_run, start = 0.0, time.perf_counter()
     stops = _StopRequests()
     try:
         stops.install()
-        while generation < n_generations:
-            intervals = (log_interval, test_interval, checkpoint_interval)
-            n = _next_boundary(generation, n_generations, intervals) - generation
-            state, history, compile_s, run_s = chunks(state, n)
+        while run.generation < run.n_generations and run.stopping is None:
+            n = _next_boundary(run.generation, run.n_generations, intervals) - run.generation
+            run.state, history, compile_s, run_s = chunks(run.state, n)
             timing["compile_s"] += compile_s
             timing["run_s"] += run_s
             steps = float(np.sum(history["env_steps"]))
             env_steps_run += steps
-            wall_now = elapsed + time.perf_counter() - start
-            tick = time.perf_counter()
-            per_seed = (
-                [history] if seeds is None else [seed_slice(history, j) for j in range(n_seeds)]
-            )
-            for i in range(n):  # generations of a chunk share its run time evenly
-                for tag, values in zip(tags, per_seed, strict=True):
-                    row = {k: float(v[i]) for k, v in values.items()}
-                    row["wall_time"] = wall_now - run_s * (n - 1 - i) / n
-                    log({"kind": "train", "generation": generation + i + 1, **tag, **row})
-            generation += n
-            log(
-                {
-                    "kind": "chunk",
-                    "generation": generation,
-                    "generations": n,
-                    "compile_s": compile_s,
-                    "run_s": run_s,
-                    "env_steps_per_s": steps / run_s,
-                    "wall_time": wall_now,
-                }
-            )
-            timing["log_s"] += time.perf_counter() - tick
-
-            improved = np.zeros(n_seeds, bool)
-            if generation % test_interval == 0 or generation == n_generations:
+            run.generation += n
+            run.history = history
+            run.wall_time = run.elapsed + time.perf_counter() - start
+            run.chunk = {
+                "generation": run.generation,
+                "generations": n,
+                "compile_s": compile_s,
+                "run_s": run_s,
+                "env_steps_per_s": steps / run_s,
+            }
+            run.stopping = stops.requested()
+            for hook in hooks:
                 tick = time.perf_counter()
-                if seeds is None:
-                    scores = to_host(test(state, held_out_key(first, generation), n_test_episodes))
-                    scores = scores[None]
-                else:
-                    keys = jnp.stack([held_out_key(s, generation) for s in seeds])
-                    scores = to_host(test(state, keys, n_test_episodes))
-                for j, (tag, row_scores) in enumerate(zip(tags, scores, strict=True)):
-                    last_tests[j] = {
-                        "test_mean": float(row_scores.mean()),
-                        "test_std": float(row_scores.std()),
-                        "test_min": float(row_scores.min()),
-                        "test_max": float(row_scores.max()),
-                    }
-                    test_row = {"generation": generation, **tag, **last_tests[j]}
-                    log({"kind": "test", **test_row, "wall_time": wall_now})
-                means = np.array([t["test_mean"] for t in last_tests])
-                improved = means > best_test
-                best_test = np.maximum(best_test, means)
-                timing["test_s"] += time.perf_counter() - tick
-
-            stopped_by = stops.requested()
-            periodic = generation % checkpoint_interval == 0 or generation == n_generations
-            periodic = periodic or stopped_by is not None  # nothing is lost on a stop
-            if store is not None and (periodic or improved.any()):
-                tick = time.perf_counter()
-                meta: dict[str, Any] = {
-                    "wall_time": elapsed + time.perf_counter() - start,
-                    "layout": dataclasses.asdict(layout),
-                }
-                if seeds is None:
-                    meta.update(best_test_mean=float(best_test[0]), **last_tests[0])
-                    store.save(state, meta, latest=periodic, best=bool(improved[0]))
-                else:  # the latest states, and each seed's best state so far
-                    meta.update(seeds=seeds, best_test_mean=best_test.tolist())
-                    meta["test_mean"] = [t.get("test_mean") for t in last_tests]
-                    best_state = _where_seeds(improved, state, best_state)
-                    if periodic:
-                        store.save(state, meta, latest=True)
-                    if improved.any():
-                        store.save(best_state, meta, latest=False, best=True)
-                timing["checkpoint_s"] += time.perf_counter() - tick
-            if stopped_by is not None:
-                break
+                hook.after_chunk(run)
+                timing[f"{hook.name}_s"] += time.perf_counter() - tick
     finally:
         stops.restore()
-        for sink in sinks:
-            sink.close()
-        if store is not None:
-            store.close()
+    run.wall_time = run.elapsed + time.perf_counter() - start
+    return timing, env_steps_run
 
-    wall = time.perf_counter() - start
-    best = [None if b == -np.inf else float(b) for b in best_test]
+
+def _finish(
+    run: Progress, timing: dict[str, float], env_steps_run: float, choice: Any
+) -> TrainResult:
+    """The summary (written to ``summary.json``); raises :class:`TrainingInterrupted` after
+    writing it if the run was asked to stop."""
+    wall = run.wall_time - run.elapsed
+    best = [None if b == -np.inf else float(b) for b in run.best_test]
+    last = run.tests or [{} for _ in range(run.n_seeds)]
     summary: dict[str, Any] = {
-        "generations": generation,
+        "generations": run.generation,
         "wall_time_s": wall,
-        "total_wall_time_s": elapsed + wall,
+        "total_wall_time_s": run.wall_time,
         **timing,
-        "generations_per_s": generation / (elapsed + wall),
-        "env_steps": float(np.sum(to_host(state.env_steps))),
+        "generations_per_s": run.generation / run.wall_time,
+        "env_steps": float(np.sum(to_host(run.state.env_steps))),
         "env_steps_per_s": env_steps_run / max(timing["run_s"], 1e-9),
-        "layout": dataclasses.asdict(layout),
+        "layout": dataclasses.asdict(run.layout),
         "layout_source": choice.source,
         "layout_tuning_s": choice.tuning_seconds,
-        "interrupted": stopped_by,
+        "interrupted": run.stopping,
     }
-    if seeds is None:
-        summary["final_test_mean"] = last_tests[0].get("test_mean")
-        summary["final_test_std"] = last_tests[0].get("test_std")
+    if run.seeds is None:
+        summary["final_test_mean"] = last[0].get("test_mean")
+        summary["final_test_std"] = last[0].get("test_std")
         summary["best_test_mean"] = best[0]
     else:
-        finals = [t.get("test_mean") for t in last_tests]
-        summary["seeds"] = seeds
+        finals = [t.get("test_mean") for t in last]
+        summary["seeds"] = run.seeds
         summary["per_seed"] = [
             {"seed": s, "final_test_mean": f, "best_test_mean": b}
-            for s, f, b in zip(seeds, finals, best, strict=True)
+            for s, f, b in zip(run.seeds, finals, best, strict=True)
         ]
         summary.update(_spread("final_test", finals))
         summary.update(_spread("best_test", best))
-    if store is not None:
-        write_json_atomic(cast(Path, path) / SUMMARY, summary)
-    result = TrainResult(state=state, summary=summary)
-    if stopped_by is not None:
-        raise TrainingInterrupted(result, path, stopped_by)
+    if run.store is not None:
+        write_json_atomic(cast(Path, run.run_dir) / SUMMARY, summary)
+    result = TrainResult(state=run.state, summary=summary)
+    if run.stopping is not None:
+        raise TrainingInterrupted(result, run.run_dir, run.stopping)
     return result
-
-
-def _where_seeds(mask: np.ndarray, new: TrainState, old: TrainState) -> TrainState:
-    """Per seed (leading axis), ``new`` where ``mask`` else ``old``."""
-    picked = [
-        np.where(mask.reshape(-1, *[1] * (a.ndim - 1)), a, b)
-        for a, b in zip(flatten_state(new), flatten_state(old), strict=True)
-    ]
-    return unflatten_state(new, picked)
 
 
 def _spread(name: str, values: list[float | None]) -> dict[str, float | None]:
@@ -430,6 +391,7 @@ def _spread(name: str, values: list[float | None]) -> dict[str, float | None]:
 
 __all__ = [
     "CheckpointError",
+    "Hook",
     "TrainResult",
     "TrainingInterrupted",
     "held_out_key",

@@ -1,0 +1,234 @@
+"""What :func:`evolax.train` does between compiled chunks: hooks over the run's progress.
+
+The driver runs a chunk of generations, then every hook's :meth:`Hook.after_chunk` in order;
+chunks end at every multiple of each hook's ``interval`` and at the last generation. The
+standard hooks log the generations (:class:`LogGenerations`), test the best solution
+(:class:`TestBest`) and save checkpoints (:class:`SaveCheckpoints`); pass ``hooks=`` to
+``train`` to add your own after them, or to replace them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from evolax.checkpoint import CheckpointStore, flatten_state, unflatten_state
+from evolax.layout import Layout
+from evolax.logging import Sink
+from evolax.sharding import to_host
+from evolax.trainer import Trainer, TrainState
+from evolax.validation import check_positive_int
+
+TRAIN_STREAM, TEST_STREAM = 0, 1
+
+
+def held_out_key(seed: int, generation: int) -> jax.Array:
+    """Key of the test at ``generation``: a stream training never draws from."""
+    return jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), TEST_STREAM), generation)
+
+
+@dataclasses.dataclass
+class Progress:
+    """A run as the hooks see it after each chunk (host-side, mutable).
+
+    ``state`` has a leading seed axis when ``seeds`` is a list; ``history`` is the chunk's
+    per-generation metrics (``[n]``, or ``[seeds, n]``); ``tests`` each seed's last test
+    (``test_mean``, ``test_std``, ``test_min``, ``test_max``), ``best_test`` each seed's
+    best test mean and ``improved`` whether this chunk's test beat it.
+    """
+
+    trainer: Trainer
+    n_generations: int
+    seeds: list[int] | None
+    first_seed: int
+    run_dir: Path | None
+    store: CheckpointStore | None  # process 0's, with a run_dir
+    layout: Layout
+    state: TrainState
+    best_state: TrainState
+    generation: int
+    best_test: np.ndarray
+    sinks: list[Sink]
+    elapsed: float = 0.0  # seconds of the run before this process started it
+    wall_time: float = 0.0  # seconds of the run at the end of this chunk
+    history: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    chunk: dict[str, float] = dataclasses.field(default_factory=dict)
+    tests: list[dict[str, float]] = dataclasses.field(default_factory=list)
+    improved: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, bool))
+    stopping: str | None = None  # the signal that asked the run to stop after this chunk
+
+    @property
+    def n_seeds(self) -> int:
+        return 1 if self.seeds is None else len(self.seeds)
+
+    def tags(self) -> list[dict[str, int]]:
+        """What names each seed's rows: nothing for one seed, its ``seed`` for several."""
+        return [{}] if self.seeds is None else [{"seed": s} for s in self.seeds]
+
+    def log(self, row: dict[str, Any]) -> None:
+        """Write ``row`` to every sink."""
+        for sink in self.sinks:
+            sink.write(row)
+
+
+class Hook:
+    """Something done after chunks. ``interval``: generations between the chunk ends it
+    needs (``None``: any)."""
+
+    name: ClassVar[str] = "hook"
+    interval: int | None = None
+
+    def after_chunk(self, run: Progress) -> None:
+        """Called after every chunk, in the order of the hooks."""
+
+
+@dataclasses.dataclass
+class LogGenerations(Hook):
+    """A ``train`` row per generation (its metrics; a chunk's run time is shared evenly) and
+    a ``chunk`` row (compile and run seconds, env steps/s); chunks of ``interval`` at most."""
+
+    interval: int = 10
+    name: ClassVar[str] = "log"
+
+    def __post_init__(self):
+        check_positive_int("log_interval", self.interval)
+
+    def after_chunk(self, run: Progress) -> None:
+        n, run_s = int(run.chunk["generations"]), run.chunk["run_s"]
+        per_seed = [run.history]
+        if run.seeds is not None:
+            per_seed = [{k: v[j] for k, v in run.history.items()} for j in range(run.n_seeds)]
+        start = run.generation - n
+        for i in range(n):
+            for tag, values in zip(run.tags(), per_seed, strict=True):
+                row = {k: float(v[i]) for k, v in values.items()}
+                row["wall_time"] = run.wall_time - run_s * (n - 1 - i) / n
+                run.log({"kind": "train", "generation": start + i + 1, **tag, **row})
+        run.log({"kind": "chunk", **run.chunk, "wall_time": run.wall_time})
+
+
+@dataclasses.dataclass
+class TestBest(Hook):
+    """Every ``interval`` generations and at the last, test the best solution on
+    ``n_episodes`` held-out episodes (:meth:`Trainer.test` with :func:`held_out_key`):
+    a ``test`` row per seed, and ``run.tests``, ``run.best_test``, ``run.improved``."""
+
+    interval: int = 100
+    n_episodes: int = 100
+    name: ClassVar[str] = "test"
+    _test: Any = dataclasses.field(default=None, repr=False)
+
+    def __post_init__(self):
+        check_positive_int("test_interval", self.interval)
+        check_positive_int("n_test_episodes", self.n_episodes)
+
+    def after_chunk(self, run: Progress) -> None:
+        run.improved = np.zeros(run.n_seeds, bool)
+        if run.generation % self.interval and run.generation != run.n_generations:
+            return
+        trainer, n = run.trainer, self.n_episodes
+        if self._test is None:
+
+            def test_one(state: TrainState, key: jax.Array) -> jax.Array:
+                return trainer.test(state, key, n)
+
+            batched = run.seeds is not None
+            self._test = eqx.filter_jit(jax.vmap(test_one) if batched else test_one)
+        seeds = [run.first_seed] if run.seeds is None else run.seeds
+        keys = jnp.stack([held_out_key(s, run.generation) for s in seeds])
+        scores = to_host(self._test(run.state, keys[0] if run.seeds is None else keys))
+        scores = scores[None] if run.seeds is None else scores
+        run.tests = [
+            {
+                "test_mean": float(s.mean()),
+                "test_std": float(s.std()),
+                "test_min": float(s.min()),
+                "test_max": float(s.max()),
+            }
+            for s in scores
+        ]
+        for tag, test in zip(run.tags(), run.tests, strict=True):
+            row = {"kind": "test", "generation": run.generation, **tag, **test}
+            run.log({**row, "wall_time": run.wall_time})
+        means = np.array([t["test_mean"] for t in run.tests])
+        run.improved = means > run.best_test
+        run.best_test = np.maximum(run.best_test, means)
+
+
+@dataclasses.dataclass
+class SaveCheckpoints(Hook):
+    """Save the whole state every ``interval`` generations, at the last, and when the run is
+    asked to stop; and the best by test score when a test improved it (each seed's best, for
+    several). Checkpoints hold what resuming needs (wall time, layout, best test)."""
+
+    interval: int = 100
+    name: ClassVar[str] = "checkpoint"
+
+    def __post_init__(self):
+        check_positive_int("checkpoint_interval", self.interval)
+
+    def after_chunk(self, run: Progress) -> None:
+        store, improved = run.store, run.improved
+        if store is None:
+            return
+        due = run.generation % self.interval == 0 or run.generation == run.n_generations
+        periodic = due or run.stopping is not None  # nothing is lost on a stop
+        improved = improved if len(improved) else np.zeros(run.n_seeds, bool)
+        if not (periodic or improved.any()):
+            return
+        meta: dict[str, Any] = {
+            "wall_time": run.wall_time,
+            "layout": dataclasses.asdict(run.layout),
+        }
+        last = run.tests or [{} for _ in range(run.n_seeds)]
+        if run.seeds is None:
+            meta.update(best_test_mean=float(run.best_test[0]), **last[0])
+            store.save(run.state, meta, latest=periodic, best=bool(improved[0]))
+            return
+        meta.update(seeds=run.seeds, best_test_mean=run.best_test.tolist())
+        meta["test_mean"] = [t.get("test_mean") for t in last]
+        run.best_state = where_seeds(improved, run.state, run.best_state)
+        if periodic:
+            store.save(run.state, meta, latest=True)
+        if improved.any():
+            store.save(run.best_state, meta, latest=False, best=True)
+
+
+def where_seeds(mask: np.ndarray, new: TrainState, old: TrainState) -> TrainState:
+    """Per seed (leading axis), ``new`` where ``mask`` else ``old``."""
+    picked = [
+        np.where(mask.reshape(-1, *[1] * (a.ndim - 1)), a, b)
+        for a, b in zip(flatten_state(new), flatten_state(old), strict=True)
+    ]
+    return unflatten_state(new, picked)
+
+
+def standard_hooks(
+    log_interval: int = 10,
+    test_interval: int = 100,
+    n_test_episodes: int = 100,
+    checkpoint_interval: int = 100,
+) -> list[Hook]:
+    """The hooks :func:`evolax.train` runs unless given others: log, test, checkpoint."""
+    return [
+        LogGenerations(log_interval),
+        TestBest(test_interval, n_test_episodes),
+        SaveCheckpoints(checkpoint_interval),
+    ]
+
+
+__all__ = [
+    "Hook",
+    "LogGenerations",
+    "Progress",
+    "SaveCheckpoints",
+    "TestBest",
+    "held_out_key",
+    "standard_hooks",
+]
