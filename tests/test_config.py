@@ -251,3 +251,23 @@ def test_a_field_can_be_vmapped_from_a_configuration():
     batched = jax.vmap(fitness)(jax.numpy.array([0.6, 0.9]))
     assert batched.shape == (2, 1) and not np.allclose(batched[0], batched[1])
     np.testing.assert_allclose(batched[1], fitness(0.9), rtol=1e-5)
+
+
+def test_every_shorthand_flag_sets_a_field_some_component_has():
+    """``--FLAG`` stands for ``PATH=VALUE``: the path's field (and, nested, its sub-field) is a
+    field of at least one exported component of that section (or of a registered optimizer)."""
+    from evolax.config import OPTIMIZERS
+    from evolax.data import load_mnist
+
+    names: dict[str, set[str]] = {}
+    for section, _, cls in exported():
+        names.setdefault(section, set()).update(f.name for f in schema.fields(cls))
+    nested = {
+        "optimizer": {f.name for make in OPTIMIZERS.values() for f in schema.fields(make)},
+        "data": {f.name for f in schema.fields(load_mnist)},
+    }
+    for flag, (path, _) in cli.SHORTHANDS.items():
+        section, field, *sub = path.split(".")
+        assert field in names[section] | {"name"}, (flag, path)
+        if sub:
+            assert sub[0] in nested[field] | {"name"}, (flag, path)
