@@ -110,6 +110,7 @@ def test_seq2seq_trains_evaluates_and_renders_a_table(tmp_path):
         assert image.size[1] > 100  # a header and 12 problems
 
 
+@pytest.mark.slow  # 29 s; MNIST through the library: tests/tasks/test_mnist.py
 def test_mnist_preset_trains_and_renders_predictions(tmp_path):
     """The mnist preset, shortened: two generations of a small population on the real data."""
     root = Path(

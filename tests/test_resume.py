@@ -19,6 +19,7 @@ ARGS = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow  # 39 s; the default suite resumes exactly after SIGINT (test_interrupt)
 def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
     straight, killed = tmp_path / "straight", tmp_path / "killed"
     done = subprocess.run(

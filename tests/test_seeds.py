@@ -86,6 +86,7 @@ def test_the_command_writes_every_seed(seeds_run, capsys):
     assert (seeds_run / "learning_curves.png").stat().st_size > 0
 
 
+@pytest.mark.slow  # 22 s; one seed's exact resume is in the default suite (test_interrupt)
 def test_a_run_of_seeds_resumes_exactly(seeds_run, tmp_path):
     import shutil
 
