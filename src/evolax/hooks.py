@@ -133,16 +133,16 @@ class TestBest(Hook):
         if run.generation % self.interval and run.generation != run.n_generations:
             return
         trainer, n = run.trainer, self.n_episodes
-        if self._test is None:
+        if self._test is None or self._test[0] is not trainer:  # compiled once per run
 
             def test_one(state: TrainState, key: jax.Array) -> jax.Array:
                 return trainer.test(state, key, n)
 
             batched = run.seeds is not None
-            self._test = eqx.filter_jit(jax.vmap(test_one) if batched else test_one)
+            self._test = (trainer, eqx.filter_jit(jax.vmap(test_one) if batched else test_one))
         seeds = [run.first_seed] if run.seeds is None else run.seeds
         keys = jnp.stack([held_out_key(s, run.generation) for s in seeds])
-        scores = to_host(self._test(run.state, keys[0] if run.seeds is None else keys))
+        scores = to_host(self._test[1](run.state, keys[0] if run.seeds is None else keys))
         scores = scores[None] if run.seeds is None else scores
         run.tests = [
             {
