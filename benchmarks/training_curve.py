@@ -16,6 +16,7 @@ Writes ``benchmarks/results/NAME.json`` and ``.md``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import subprocess
 import sys
@@ -52,13 +53,18 @@ def curve(run_dir: Path, generations: list[int] | None) -> list[dict]:
     ]
 
 
-def table(rows: list[dict]) -> str:
+def table(rows: list[dict], every: list[dict] | None = None) -> str:
+    """The ``rows`` shown; the best and the last test are taken from ``every`` test."""
+    every = every or rows
     head = "| generation | " + " | ".join(str(r["generation"]) for r in rows) + " |"
     rule = "|---|" + "---|" * len(rows)
     score = "| test score | " + " | ".join(f"{r['test_mean']:.4g}" for r in rows) + " |"
     minutes = "| wall time (min) | " + " | ".join(f"{r['minutes']:.1f}" for r in rows) + " |"
-    best = max(rows, key=lambda r: r["test_mean"])
-    note = f"Best test {best['test_mean']:.4g} at generation {best['generation']}."
+    best, last = max(every, key=lambda r: r["test_mean"]), every[-1]
+    note = (
+        f"Best test {best['test_mean']:.4g} at generation {best['generation']}; the last, "
+        f"{last['test_mean']:.4g} at generation {last['generation']}."
+    )
     return "\n".join([head, rule, score, minutes, "", note])
 
 
@@ -81,13 +87,14 @@ def main() -> None:
             command += [*args.train_args, "--run-dir", str(args.run_dir)]
         subprocess.run(command, check=True)
     generations = [int(g) for g in args.generations.split(",")] if args.generations else None
-    rows = curve(args.run_dir, generations)
+    rows, every = curve(args.run_dir, generations), curve(args.run_dir, None)
     if not rows:
         sys.exit(f"{args.run_dir} has no tests at {args.generations or 'any generation'}")
     config = json.loads((args.run_dir / "config.json").read_text())
     out = RESULTS / f"{args.name}.json"
-    write_results(out, "training_curve", rows, table, config=config, run_dir=str(args.run_dir))
-    print(table(rows))
+    show = functools.partial(table, every=every)
+    write_results(out, "training_curve", rows, show, config=config, run_dir=str(args.run_dir))
+    print(show(rows))
 
 
 if __name__ == "__main__":
