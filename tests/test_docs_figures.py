@@ -40,6 +40,7 @@ def test_the_docs_quote_benchmark_tables():
         "evosax_speed.md",
         "open_es_parts.md",
         "scaling.md",
+        "waterworld_curve.md",
     }
     assert tables <= quoted, f"not quoted: {sorted(tables - quoted)}"
 
