@@ -35,6 +35,7 @@ from helpers import best_after
 evosax = pytest.importorskip("evosax.algorithms")
 
 
+@pytest.mark.slow  # 12 s: a reference check against evosax
 def test_one_moving_generation_matches_evosax():
     dim, lam = 10, 10
     p = crfmnes_parameters(dim, lam)

@@ -4,8 +4,9 @@ rewards up to the first ``done`` as EvoJAX scores Brax episodes, and evolax trai
 The reference is Brax's bare environment (``brax.envs.get_environment``, no wrappers), with
 the episode-length rule and EvoJAX's masked sum of rewards written out here. Brax compiles
 slowly (seconds for the inverted pendulum on the ``spring`` backend, about a minute for the
-ant), so the default tests share one compiled pendulum reference; the ant on the default
-``mjx`` backend and a longer pendulum training run are marked slow.
+ant), so the reference checks share one compiled pendulum reference; they are marked slow
+(``nox -s slow``) with the ant on the default ``mjx`` backend and a longer pendulum training
+run; the default run trains on Brax's ``fast`` environment and checks the arguments.
 """
 
 import base64
@@ -116,6 +117,7 @@ def episodes(pendulum):
     return [jax.device_get(episode_states(policy, task, p, key)) for p in members]
 
 
+@pytest.mark.slow  # Brax's own episodes (the module's 24 s fixture): a reference check
 def test_reset_and_step_match_brax(pendulum, episodes):
     task, _, _, _, (ref_first, (ref_obs, ref_reward, ref_done, _)) = pendulum
     assert (task.obs_shape, task.action_shape, task.max_steps) == ((4,), (1,), MAX_STEPS)
@@ -139,6 +141,7 @@ def test_reset_and_step_match_brax(pendulum, episodes):
     assert endings == {"terminated", "truncated"}  # both ways an episode ends were checked
 
 
+@pytest.mark.slow  # Brax's own episodes (the module's 24 s fixture): a reference check
 def test_evaluate_sums_rewards_until_the_first_done(pendulum):
     task, policy, population, key, (_, (_, ref_reward, ref_done, _)) = pendulum
     fitness, info = jax.jit(lambda p, k: evolax.evaluate(policy, task, p, k))(population, key)
@@ -185,6 +188,7 @@ def test_pgpe_learns_to_balance_the_pendulum():
     assert mean[0] < 30.0 and mean[-5:].max() > 70.0, mean
 
 
+@pytest.mark.slow  # Brax's own episodes (the module's 24 s fixture): a reference check
 def test_html_viewer_shows_the_episode(tmp_path, pendulum, episodes):
     task, policy, population, key, (ref_first, (*_, ref_positions)) = pendulum
     i = next(i for i, (_, _, length) in enumerate(episodes) if length < MAX_STEPS)
@@ -204,6 +208,7 @@ def test_html_viewer_shows_the_episode(tmp_path, pendulum, episodes):
     assert len(task.render_html(states)) > len(page)  # all max_steps + 1 stacked states
 
 
+@pytest.mark.slow  # Brax's own episodes (the module's 24 s fixture): a reference check
 def test_render_draws_what_brax_draws(episodes):
     from brax.io import image
 

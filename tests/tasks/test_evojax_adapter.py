@@ -119,6 +119,7 @@ def test_mlp_policy_actions_equal_get_actions():
     assert_trees_equal(new_states, states)
 
 
+@pytest.mark.slow  # a reference check against EvoJAX (8 s); the step-by-step match stays
 def test_stateful_policy_threads_its_state_like_evojax():
     """EvoJAX's permutation-invariant policy keeps LSTM states and the previous action."""
     network = PermutationInvariantPolicy(act_dim=1, hidden_dim=8)
@@ -168,6 +169,7 @@ def evojax_rollout(evojax_task, network, params, reset_keys):
     return returns, lengths
 
 
+@pytest.mark.slow  # a reference check against EvoJAX (8 s); the step-by-step match stays
 def test_evaluate_equals_evojax_rollout():
     """Fitness through both adapters equals episodes run by EvoJAX's own task and policy."""
     evojax_task = EvoJAXCartPole(max_steps=150)
@@ -192,7 +194,7 @@ def test_evaluate_equals_evojax_rollout():
     np.testing.assert_allclose(fitness, returns.reshape(pop_size, n_repeats).mean(1), rtol=1e-5)
 
 
-@pytest.mark.slow  # training; the exact rollout matches stay in the default run
+@pytest.mark.slow  # training; the step-by-step match stays in the default run
 def test_trainer_learns_evojax_cartpole_through_the_adapter():
     """PGPE with an evolax MLP on EvoJAX's cart-pole (easy, 1000 steps): an untrained policy
     scores under 200, spinning the pole at the centre about 500, balancing it about 900.

@@ -356,6 +356,7 @@ def test_wrong_action_shape():
         jax.eval_shape(ma.step, jax.eval_shape(ma.reset, key), jnp.zeros((3, 4)), key)
 
 
+@pytest.mark.slow  # 13 s; the default run vmaps cart-pole's pole length (test_cartpole.py)
 def test_vmap_over_thrust_runs_each_thrust_as_alone():
     """The thrust is an ordinary field: one vmapped program runs each value as a program for
     that value alone does, and an agent thrusting right from rest in the middle of the pool
