@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
 import equinox as eqx
 import jax
@@ -26,6 +26,7 @@ from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
 
 TRAIN_STREAM, TEST_STREAM = 0, 1
+T = TypeVar("T")
 
 
 def held_out_key(seed: int, generation: int) -> jax.Array:
@@ -60,12 +61,19 @@ class Progress:
     history: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     chunk: dict[str, float] = dataclasses.field(default_factory=dict)
     tests: list[dict[str, float]] = dataclasses.field(default_factory=list)
-    improved: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, bool))
+    improved: np.ndarray = dataclasses.field(init=False)  # no seed, until a test
     stopping: str | None = None  # the signal that asked the run to stop after this chunk
+
+    def __post_init__(self):
+        self.improved = np.zeros(self.n_seeds, bool)
 
     @property
     def n_seeds(self) -> int:
         return 1 if self.seeds is None else len(self.seeds)
+
+    def last_tests(self) -> list[dict[str, float]]:
+        """Each seed's last test; ``{}`` for each before the first."""
+        return self.tests or [{} for _ in range(self.n_seeds)]
 
     def tags(self) -> list[dict[str, int]]:
         """What names each seed's rows: nothing for one seed, its ``seed`` for several."""
@@ -103,7 +111,7 @@ class LogGenerations(Hook):
         n, run_s = int(run.chunk["generations"]), run.chunk["run_s"]
         per_seed = [run.history]
         if run.seeds is not None:
-            per_seed = [{k: v[j] for k, v in run.history.items()} for j in range(run.n_seeds)]
+            per_seed = [seed_slice(run.history, j) for j in range(run.n_seeds)]
         start = run.generation - n
         for i in range(n):
             for tag, values in zip(run.tags(), per_seed, strict=True):
@@ -179,14 +187,13 @@ class SaveCheckpoints(Hook):
             return
         due = run.generation % self.interval == 0 or run.generation == run.n_generations
         periodic = due or run.stopping is not None  # nothing is lost on a stop
-        improved = improved if len(improved) else np.zeros(run.n_seeds, bool)
         if not (periodic or improved.any()):
             return
         meta: dict[str, Any] = {
             "wall_time": run.wall_time,
             "layout": dataclasses.asdict(run.layout),
         }
-        last = run.tests or [{} for _ in range(run.n_seeds)]
+        last = run.last_tests()
         if run.seeds is None:
             meta.update(best_test_mean=float(run.best_test[0]), **last[0])
             store.save(run.state, meta, latest=periodic, best=bool(improved[0]))
@@ -198,6 +205,12 @@ class SaveCheckpoints(Hook):
             store.save(run.state, meta, latest=True)
         if improved.any():
             store.save(run.best_state, meta, latest=False, best=True)
+
+
+def seed_slice(tree: T, index: int) -> T:
+    """One seed's part (``index`` along the leading seed axis) of a batched state (or of
+    batched metrics)."""
+    return cast(T, jax.tree.map(lambda leaf: leaf[index], tree))
 
 
 def where_seeds(mask: np.ndarray, new: TrainState, old: TrainState) -> TrainState:

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import equinox as eqx
 import jax
@@ -23,7 +23,14 @@ from evolax.checkpoint import (
     flatten_state,
     unflatten_state,
 )
-from evolax.hooks import TRAIN_STREAM, Hook, Progress, held_out_key, standard_hooks
+from evolax.hooks import (
+    TRAIN_STREAM,
+    Hook,
+    Progress,
+    held_out_key,
+    seed_slice,
+    standard_hooks,
+)
 from evolax.layout import Layout
 from evolax.logging import (
     JsonLinesSink,
@@ -37,7 +44,6 @@ from evolax.sharding import broadcast_from_first_process, to_host
 from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
 
-T = TypeVar("T")
 METRICS, SUMMARY, CONFIG = "metrics.jsonl", "summary.json", "config.json"
 
 
@@ -108,12 +114,6 @@ def initial_states(trainer: Trainer, seeds: int | Sequence[int]) -> TrainState:
         return initial_state(trainer, seeds)
     states = [initial_state(trainer, seed) for seed in seeds]
     return jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
-
-
-def seed_slice(tree: T, index: int) -> T:
-    """One seed's part (``index`` along the leading seed axis) of a batched state (or of
-    batched metrics)."""
-    return cast(T, jax.tree.map(lambda leaf: leaf[index], tree))
 
 
 class _Chunks:
@@ -261,11 +261,11 @@ def train(
                 f"{path} already holds a run; resume it (evolax train --resume {path}) or "
                 "choose another run folder"
             )
+    n_seeds = 1 if seeds is None else len(seeds)
     state = initial_state(trainer, first)  # chooses the evaluation layout, if automatic
-    choice = trainer.chosen_layout(state, seeds=1 if seeds is None else len(seeds))
+    choice = trainer.chosen_layout(state, seeds=n_seeds)
     if seeds is not None:
         state = initial_states(trainer, seeds)
-    n_seeds = 1 if seeds is None else len(seeds)
     run = Progress(
         trainer=trainer,
         n_generations=n_generations,
@@ -345,7 +345,7 @@ def _finish(
     writing it if the run was asked to stop."""
     wall = run.wall_time - run.elapsed
     best = [None if b == -np.inf else float(b) for b in run.best_test]
-    last = run.tests or [{} for _ in range(run.n_seeds)]
+    last = run.last_tests()
     summary: dict[str, Any] = {
         "generations": run.generation,
         "wall_time_s": wall,

@@ -95,9 +95,8 @@ def run_episodes(
     each = jax.vmap(transition, in_axes=(None, None, None, 0, None, 0, 0))
     step = jax.vmap(each, in_axes=(None, None, 0, None, None, 0, 0))
     task_state, policy_state = replicate(task_state, pop_size), replicate(policy_state, pop_size)
-    reward_shape = jax.eval_shape(
-        step, policy, task, population, episode_step_keys, 0, task_state, policy_state
-    )[2].shape
+    # a reward per agent: the axes of the observation before one agent's (MultiAgentTask)
+    agents = task_state.obs.shape[2 : task_state.obs.ndim - len(task.obs_shape)]
 
     def body(carry):
         t, task_state, policy_state, returns, lengths, alive = carry
@@ -115,7 +114,7 @@ def run_episodes(
         jnp.zeros([], jnp.int32),
         task_state,
         policy_state,
-        jnp.zeros(reward_shape, jnp.float32),
+        jnp.zeros((pop_size, n_repeats, *agents), jnp.float32),
         jnp.zeros((pop_size, n_repeats), jnp.int32),
         jnp.ones((pop_size, n_repeats), bool),
     )

@@ -66,7 +66,8 @@ def in_chunks(fn: Callable[[Population], PyTree], population: Population, chunk:
 
 def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGKey) -> None:
     """Trace-time checks: the task's obs and the policy's action have the declared shapes."""
-    agents = (agents_per_unit(task),) if agents_per_unit(task) > 1 else ()
+    n_agents = agents_per_unit(task)
+    agents = (n_agents,) if n_agents > 1 else ()
     state = jax.eval_shape(task.reset, key)
     if tuple(state.obs.shape) != (*agents, *task.obs_shape):
         expected = "(n_agents, *task.obs_shape)" if agents else "task.obs_shape"
