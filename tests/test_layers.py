@@ -31,7 +31,7 @@ LAYERS: list[list[str]] = [
         "evolax.schema",
     ],
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],
-    ["evolax.rollout", "evolax.render"],
+    ["evolax.rollout", "evolax.render", "evolax.coco"],
     ["evolax.trainer"],
     ["evolax.runner", "evolax.hooks", "evolax.checkpoint"],
     ["evolax.config", "evolax.runs"],

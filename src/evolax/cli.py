@@ -1,4 +1,4 @@
-"""The ``evolax`` command line: train, eval, plot, render, configs."""
+"""The ``evolax`` command line: train, eval, plot, render, bench, configs, describe."""
 
 from __future__ import annotations
 
@@ -174,12 +174,54 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     p.add_argument("--out", type=Path, help="PNG path (default: RUN_DIR/learning_curves.png)")
 
+    p = command(
+        "bench",
+        help="benchmark algorithms on a suite of test functions (COCO's measures)",
+        description="Run algorithms on the 24 BBOB functions (every function, instance and "
+        "seed of one algorithm in one compiled program) and write COCO's measures: the "
+        "expected running time to a precision and the ECDF of targets reached against "
+        "evaluations, as tables (JSON, Markdown) and a plot. Each algorithm starts from the "
+        "defaults of the benchmark (pop_size 4 + 3 ln d rounded up to even, init_std 2, "
+        "x0 uniform in [-4, 4]^d); ALGO.FIELD=VALUE overrides them.",
+    )
+    p.add_argument("suite", choices=["bbob"], help="the suite")
+    p.add_argument(
+        "settings",
+        nargs="*",
+        metavar="ALGO|ALGO.FIELD=VALUE",
+        help="algorithm names (`evolax describe` lists them), then overrides of their fields",
+    )
+    p.add_argument("--dim", type=_positive_int, default=10, help="dimension (default 10)")
+    p.add_argument("--seeds", type=_positive_int, default=5, help="runs per instance (5)")
+    p.add_argument(
+        "--instances", type=_int_list, default=[1], help="COCO instances, e.g. 1-5 (default 1)"
+    )
+    p.add_argument(
+        "--functions", type=_int_list, default=list(range(1, 25)), help="e.g. 1-5,8 (all 24)"
+    )
+    p.add_argument(
+        "--budget", type=float, default=1000.0, help="evaluations per dimension (default 1000)"
+    )
+    p.add_argument("--target", type=float, default=1e-8, help="precision of the ERT table")
+    p.add_argument("--out", type=Path, default=Path("bench"), help="output folder (./bench)")
     command("configs", help="list the presets")
     p = command("describe", help="list the components, or one component's fields")
     p.add_argument(
         "name", nargs="?", help="a component (pgpe, cartpole, adam, package.module:Class)"
     )
     return parser
+
+
+def _int_list(text: str) -> list[int]:
+    """``"1-5,8"`` -> ``[1, 2, 3, 4, 5, 8]``."""
+    values: list[int] = []
+    try:
+        for part in text.split(","):
+            low, _, high = part.partition("-")
+            values += range(int(low), int(high or low) + 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers like 1-5,8, got {text!r}") from None
+    return values
 
 
 def print_if(condition: bool, text: str) -> None:
@@ -438,6 +480,51 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from evolax import schema
+    from evolax.algorithms import REGISTRY
+    from evolax.algorithms.cma_family import default_pop_size
+    from evolax.coco import bbob_runs, write_report
+    from evolax.config import REGISTRIES, override
+
+    names = [a for a in args.settings if "=" not in a]
+    if not names:
+        raise ValueError(f"name at least one algorithm to benchmark ({', '.join(REGISTRY)})")
+    if len(set(names)) < len(names):
+        raise ValueError(f"each algorithm once, got {names}")
+    pop = default_pop_size(args.dim) + default_pop_size(args.dim) % 2
+    specs: dict[str, Any] = {}
+    for name in names:
+        target, _ = schema.find(name, REGISTRY, "algorithm")
+        fields = {f.name for f in schema.fields(target)}
+        specs[name] = {"name": name, "pop_size": pop}
+        if "init_std" in fields:
+            specs[name]["init_std"] = 2.0
+    for assignment in [a for a in args.settings if "=" in a]:
+        label = assignment.partition(".")[0]
+        if label not in specs:
+            raise ValueError(f"{assignment}: {label} is not one of the algorithms given {names}")
+        specs = override(specs, assignment)
+    algorithms = {
+        name: schema.build(spec, REGISTRY, REGISTRIES, name) for name, spec in specs.items()
+    }
+    results = {}
+    for name, algorithm in algorithms.items():
+        start = time.perf_counter()
+        results[name] = bbob_runs(
+            algorithm,
+            args.dim,
+            functions=args.functions,
+            instances=args.instances,
+            seeds=args.seeds,
+            budget=args.budget,
+        )
+        print(f"{name}: {time.perf_counter() - start:.1f} s", flush=True)
+    write_report(results, args.out, target=args.target)
+    print(f"wrote {args.out}/bbob.json, bbob.md and bbob_ecdf.png")
+    return 0
+
+
 def _configs(args: argparse.Namespace) -> int:
     del args
     for name in presets():
@@ -481,7 +568,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     overrides = [a for a in extra if "=" in a and not a.startswith("-")]
-    if extra and (args.command != "train" or len(overrides) < len(extra)):
+    if extra and (args.command not in ("train", "bench") or len(overrides) < len(extra)):
         parser.error(f"unrecognized arguments: {' '.join(a for a in extra if a not in overrides)}")
     if overrides:
         args.settings += overrides
@@ -500,6 +587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "eval": _eval,
         "render": _render,
         "plot": _plot,
+        "bench": _bench,
         "configs": _configs,
         "describe": _describe,
     }
