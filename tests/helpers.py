@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.flatten_util import ravel_pytree
 
 from evolax.policies import Policy
 from evolax.tasks import Task
@@ -176,3 +177,17 @@ def shared_data_dir() -> Path:
         if all((folder / name).is_file() for name in names):
             return folder.resolve()
     pytest.skip(f"MNIST .gz files not found in {root} or {root / 'mnist'} (set EVOLAX_DATA_DIR)")
+
+
+X0 = {"b": jnp.array([0.5, -1.0]), "w": jnp.arange(6.0).reshape(3, 2) / 4}
+"""The start genome of the update-by-update comparisons with evosax (``D = 8``)."""
+
+
+def quadratic(population):
+    """A fixed random ellipsoid over :data:`X0`'s 8 parameters, maximised at a random target:
+    no ties between samples (evosax ranks ties by average rank, evolax by position)."""
+    flat = jax.vmap(lambda x: ravel_pytree(x)[0])(population)
+    rng = np.random.default_rng(0)
+    scales = jnp.asarray(rng.uniform(0.5, 3.0, 8), jnp.float32)
+    target = jnp.asarray(rng.normal(size=8), jnp.float32)
+    return -jnp.sum(scales[None] * (flat - target[None]) ** 2, axis=1)

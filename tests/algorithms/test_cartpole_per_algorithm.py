@@ -52,6 +52,18 @@ SETTINGS = {
         ["algorithm.mutation_std=0.05", "algorithm.init_std=0.05", "algorithm.grid_shape=[8, 8]"],
         1000,
     ),
+    "simple_es": ([STD_01], 1000),
+    "ma_es": ([MLP_16, STD_01], 1000),
+    "rm_es": ([STD_01], 1000),
+    "random_search": ([STD_01], 1000),
+    "hill_climbing": (["algorithm.init_std=0.05"], 1000),
+    "simulated_annealing": (["algorithm.init_std=0.05"], 1000),
+    "gradientless_descent": (["algorithm.init_std=0.5", "algorithm.min_radius=0.005"], 1000),
+    "mr15_ga": (["algorithm.init_std=0.05"], 1000),
+    "samr_ga": (["algorithm.init_std=0.05", "algorithm.mutation_std_high=1.0"], 1000),
+    "gesmr_ga": (["algorithm.init_std=0.05", "algorithm.mutation_std_high=1.0"], 1000),
+    "esmc": (["algorithm.optimizer={name: adam, learning_rate: 0.03}", STD_01], 1000),
+    "asebo": (["algorithm.optimizer={name: adam, learning_rate: 0.03}", STD_01], 1000),
 }
 """Per algorithm: the overrides of the cartpole_easy preset (after ``algorithm.name``, pop 64
 and 4 repeats) and the generation budget."""

@@ -20,12 +20,12 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from jax.flatten_util import ravel_pytree
 
 from evolax.algorithms import ARS, PGPE, SNES, OpenES
 from evolax.algorithms.shaping import centered_rank, chain, weight_decay
 from evolax.algorithms.snes import default_std_lr
 from evolax.optim import clipup
+from helpers import X0, quadratic
 
 evosax = pytest.importorskip("evosax")
 from evosax.algorithms import ARS as EvosaxARS  # noqa: E402
@@ -38,18 +38,8 @@ from evosax.core.fitness_shaping import (  # noqa: E402
 )
 from evosax.core.optimizer import clipup as evosax_clipup  # noqa: E402
 
-X0 = {"b": jnp.array([0.5, -1.0]), "w": jnp.arange(6.0).reshape(3, 2) / 4}  # D = 8
 DIM = 8
 RTOL, ATOL = 2e-5, 2e-6  # float32, a few updates
-
-
-def quadratic(population):
-    """A fixed random ellipsoid, maximised at a random target: no ties between samples."""
-    flat = jax.vmap(lambda x: ravel_pytree(x)[0])(population)
-    rng = np.random.default_rng(0)
-    scales = jnp.asarray(rng.uniform(0.5, 3.0, DIM), jnp.float32)
-    target = jnp.asarray(rng.normal(size=DIM), jnp.float32)
-    return -jnp.sum(scales[None] * (flat - target[None]) ** 2, axis=1)
 
 
 def compare_trajectories(ours, theirs, params, overrides, n_steps, std_of=lambda s: s.std):

@@ -1,6 +1,7 @@
 """Evolution algorithms (ask/tell, fitness maximised)."""
 
 from evolax.algorithms.ars import ARS, ARSState
+from evolax.algorithms.asebo import ASEBO, ASEBOState
 from evolax.algorithms.base import (
     Algorithm,
     DistributionAlgorithm,
@@ -18,13 +19,23 @@ from evolax.algorithms.cma_es import CMAES, CMAESState
 from evolax.algorithms.cma_family import CMAFamily, CMAState
 from evolax.algorithms.cr_fm_nes import CRFMNES, CRFMNESState
 from evolax.algorithms.differential_evolution import DEState, DifferentialEvolution
+from evolax.algorithms.esmc import ESMC, ESMCState
+from evolax.algorithms.gesmr_ga import GESMRGA, GESMRGAState
+from evolax.algorithms.gradientless_descent import GradientlessDescent, GradientlessDescentState
+from evolax.algorithms.guided_es import GuidedES, GuidedESState
+from evolax.algorithms.hill_climbing import HillClimbing, HillClimbingState
 from evolax.algorithms.lm_ma_es import LMMAES, LMMAESState
+from evolax.algorithms.ma_es import MAES, MAESState
 from evolax.algorithms.map_elites import MAPElites, MAPElitesState, archive_metrics
+from evolax.algorithms.mr15_ga import MR15GA, MR15GAState
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.open_es import OpenES, OpenESState
 from evolax.algorithms.pgpe import PGPE, PGPEState
 from evolax.algorithms.pso import PSO, PSOState
+from evolax.algorithms.random_search import RandomSearch, RandomSearchState
 from evolax.algorithms.restarts import RestartRecord, RestartResult, bipop, ipop
+from evolax.algorithms.rm_es import RmES, RmESState
+from evolax.algorithms.samr_ga import SAMRGA, SAMRGAState
 from evolax.algorithms.sep_cma_es import SepCMAES, SepCMAESState
 from evolax.algorithms.shaping import (
     centered_rank,
@@ -38,11 +49,39 @@ from evolax.algorithms.shaping import (
     weight_decay,
     z_score,
 )
+from evolax.algorithms.simple_es import SimpleES, SimpleESState
 from evolax.algorithms.simple_ga import SimpleGA, SimpleGAState
+from evolax.algorithms.simulated_annealing import SimulatedAnnealing, SimulatedAnnealingState
 from evolax.algorithms.snes import SNES, SNESState
 from evolax.algorithms.xnes import XNES, XNESState
 
 __all__ = [
+    "GuidedES",
+    "GuidedESState",
+    "ESMC",
+    "ESMCState",
+    "ASEBO",
+    "ASEBOState",
+    "MR15GA",
+    "MR15GAState",
+    "SAMRGA",
+    "SAMRGAState",
+    "GESMRGA",
+    "GESMRGAState",
+    "SimpleES",
+    "SimpleESState",
+    "MAES",
+    "MAESState",
+    "RmES",
+    "RmESState",
+    "RandomSearch",
+    "RandomSearchState",
+    "HillClimbing",
+    "HillClimbingState",
+    "SimulatedAnnealing",
+    "SimulatedAnnealingState",
+    "GradientlessDescent",
+    "GradientlessDescentState",
     "ARS",
     "ARSState",
     "Algorithm",
@@ -114,6 +153,18 @@ REGISTRY = {
     "de": DifferentialEvolution,
     "pso": PSO,
     "map_elites": MAPElites,
+    "simple_es": SimpleES,
+    "ma_es": MAES,
+    "rm_es": RmES,
+    "random_search": RandomSearch,
+    "hill_climbing": HillClimbing,
+    "simulated_annealing": SimulatedAnnealing,
+    "gradientless_descent": GradientlessDescent,
+    "mr15_ga": MR15GA,
+    "samr_ga": SAMRGA,
+    "gesmr_ga": GESMRGA,
+    "esmc": ESMC,
+    "asebo": ASEBO,
 }
 """Algorithms by the short name a configuration gives (``algorithm.name``)."""
 
