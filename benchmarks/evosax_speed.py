@@ -9,7 +9,7 @@ generations from the same start, where ``f(x) = |x - 1|^2`` (smaller is better),
 ``--quality-seeds`` seeds.
 
 Run with `nox -s bench -- evosax` (installs evosax 0.3.2 beside evolax), or directly with
-`python benchmarks/evosax_speed.py [--cases open_es,pgpe,snes,sep_cma_es,cma_es]`. With
+`python benchmarks/evosax_speed.py [--cases open_es,pgpe,...]` (every algorithm both have). With
 ``--baseline TREE`` a third worker times the evolax of another checkout (e.g. a ``git worktree``
 of an earlier commit) in the same run, and the table gains its speed-up over evosax and the
 ratio of the two evolax versions (named by ``--baseline-name`` and ``--name``). Writes
@@ -20,6 +20,7 @@ quotes).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import sys
 import time
@@ -33,14 +34,47 @@ import jax.numpy as jnp
 from results_table import write_results
 from side_by_side import serve, summary, time_workers
 
-# name: (dimension, population, initial std, learning rate of the mean or None)
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One comparison: evosax's class, the problem's size and the shared settings (the initial
+    std, and Adam's learning rate on the mean where the algorithm takes an optimizer)."""
+
+    evosax: str
+    dim: int
+    pop: int
+    std: float
+    lr: float | None = None
+
+
+BIG, MEDIUM, SMALL = 100_000, 10_000, 1_000  # isotropic/diagonal, population, full-matrix
 CASES = {
-    "open_es": (100_000, 1024, 0.05, 0.01),
-    "pgpe": (100_000, 1024, 0.05, 0.01),
-    "snes": (100_000, 1024, 0.05, None),
-    "sep_cma_es": (100_000, 256, 0.5, None),
-    "cma_es": (1_000, 128, 0.5, None),
+    "open_es": Case("Open_ES", BIG, 1024, 0.05, 0.01),
+    "pgpe": Case("PGPE", BIG, 1024, 0.05, 0.01),
+    "ars": Case("ARS", BIG, 1024, 0.05, 0.01),
+    "esmc": Case("ESMC", BIG, 1024, 0.05, 0.01),
+    "snes": Case("SNES", BIG, 1024, 0.05),
+    "simple_es": Case("SimpleES", BIG, 1024, 0.05),
+    "sep_cma_es": Case("Sep_CMA_ES", BIG, 256, 0.5),
+    "lm_ma_es": Case("LM_MA_ES", BIG, 256, 0.5),
+    "rm_es": Case("Rm_ES", BIG, 256, 0.5),
+    "cr_fm_nes": Case("CR_FM_NES", BIG, 256, 0.5),
+    "asebo": Case("ASEBO", MEDIUM, 256, 0.05, 0.01),
+    "cma_es": Case("CMA_ES", SMALL, 128, 0.5),
+    "ma_es": Case("MA_ES", SMALL, 128, 0.5),
+    "xnes": Case("xNES", SMALL, 128, 0.5),
+    "simple_ga": Case("SimpleGA", MEDIUM, 1024, 0.05),
+    "mr15_ga": Case("MR15_GA", MEDIUM, 1024, 0.05),
+    "samr_ga": Case("SAMR_GA", MEDIUM, 1024, 0.05),
+    "gesmr_ga": Case("GESMR_GA", MEDIUM, 1024, 0.05),
+    "de": Case("DifferentialEvolution", MEDIUM, 1024, 0.05),
+    "pso": Case("PSO", MEDIUM, 1024, 0.05),
+    "hill_climbing": Case("HillClimbing", MEDIUM, 1024, 0.05),
+    "simulated_annealing": Case("SimulatedAnnealing", MEDIUM, 1024, 0.05),
+    "gradientless_descent": Case("GradientlessDescent", MEDIUM, 1024, 0.05),
 }
+"""The registered algorithms evosax 0.3.2 also has (random search is left out: evosax's takes
+a sampling function, so its work is whatever that function does)."""
 SHIFT = 1.0
 
 
@@ -55,19 +89,15 @@ def evolax_loop(case: str):
 
     import evolax.algorithms as algorithms
 
-    dim, pop, std, lr = CASES[case]
-    # evolax 0.1.0 (a --baseline checkout) called OpenES's initial std `sigma` and had no key
-    # in `tell`
+    c = CASES[case]
+    # evolax 0.1.0 (a --baseline checkout) called OpenES's initial std `sigma`, had no key in
+    # `tell` and no REGISTRY
     old_api = "key" not in inspect.signature(algorithms.Algorithm.tell).parameters
-    algo = {
-        "open_es": lambda: algorithms.OpenES(
-            pop, optimizer=optax.adam(lr), **{"sigma" if old_api else "init_std": std}
-        ),
-        "pgpe": lambda: algorithms.PGPE(pop, optimizer=optax.adam(lr), init_std=std),
-        "snes": lambda: algorithms.SNES(pop, init_std=std),
-        "sep_cma_es": lambda: algorithms.SepCMAES(pop, init_std=std),
-        "cma_es": lambda: algorithms.CMAES(pop, init_std=std),
-    }[case]()
+    cls = _old_class(case) if old_api else algorithms.REGISTRY[case]
+    kwargs = {"sigma" if old_api and case == "open_es" else "init_std": c.std}
+    if c.lr is not None:
+        kwargs["optimizer"] = optax.adam(c.lr)
+    algo = cls(c.pop, **kwargs)
 
     def generation(state, key):
         population, state = algo.ask(key, state)
@@ -80,31 +110,39 @@ def evolax_loop(case: str):
         return jax.lax.scan(generation, state, jax.random.split(key, n))[0]
 
     return (
-        lambda key: algo.init(key, jnp.zeros(dim)),
+        lambda key: algo.init(key, jnp.zeros(c.dim)),
         run,
         lambda state: sphere(algo.best(state)),
     )
 
 
-def evosax_loop(case: str):
-    """The same for evosax (which minimises)."""
-    import optax
-    from evosax.algorithms import CMA_ES, PGPE, SNES, Open_ES, Sep_CMA_ES
+def _old_class(case: str):
+    """evolax 0.1.0's class of ``case`` (it had no REGISTRY)."""
+    import evolax.algorithms as algorithms
 
-    dim, pop, std, lr = CASES[case]
-    x0 = jnp.zeros(dim)
-    algo = {
-        "open_es": lambda: Open_ES(
-            pop, x0, optimizer=optax.adam(lr), std_schedule=optax.constant_schedule(std)
-        ),
-        "pgpe": lambda: PGPE(pop, x0, optimizer=optax.adam(lr)),
-        "snes": lambda: SNES(pop, x0),
-        "sep_cma_es": lambda: Sep_CMA_ES(pop, x0),
-        "cma_es": lambda: CMA_ES(pop, x0),
-    }[case]()
+    names = {"open_es": "OpenES", "pgpe": "PGPE", "snes": "SNES", "sep_cma_es": "SepCMAES"}
+    return getattr(algorithms, names.get(case, "CMAES"))
+
+
+def evosax_loop(case: str):
+    """The same for evosax (which minimises): its class with the shared std (its
+    ``std_schedule`` or ``std_init``) and optimizer, its defaults otherwise."""
+    import evosax.algorithms
+    import optax
+
+    c = CASES[case]
+    cls = evosax.algorithms.algorithms[c.evosax]
+    x0 = jnp.zeros(c.dim)
+    accepted = inspect.signature(cls.__init__).parameters
+    kwargs = {}
+    if c.lr is not None and "optimizer" in accepted:
+        kwargs["optimizer"] = optax.adam(c.lr)
+    if "std_schedule" in accepted:
+        kwargs["std_schedule"] = optax.constant_schedule(c.std)
+    algo = cls(c.pop, x0, **kwargs)
     params = algo.default_params
-    if case in ("pgpe", "snes", "sep_cma_es", "cma_es"):
-        params = params.replace(std_init=std)
+    if hasattr(params, "std_init"):
+        params = params.replace(std_init=c.std)
 
     def generation(state, key):
         ask_key, tell_key = jax.random.split(key)
@@ -115,11 +153,14 @@ def evosax_loop(case: str):
     def run(state, key, n):
         return jax.lax.scan(generation, state, jax.random.split(key, n))[0]
 
-    return (
-        lambda key: algo.init(key, x0, params),
-        run,
-        lambda state: sphere(algo.get_mean(state)),
-    )
+    if hasattr(algo, "get_mean"):  # a search distribution
+        return lambda key: algo.init(key, x0, params), run, lambda s: sphere(algo.get_mean(s))
+
+    def init(key):  # a population: x0 + std N(0, I), evaluated, as evolax's first one
+        population = x0 + c.std * jax.random.normal(key, (c.pop, c.dim))
+        return algo.init(key, population, sphere(population), params)
+
+    return init, run, lambda state: sphere(algo.get_best_solution(state))
 
 
 def worker(library: str, case: str, quality_generations: int, quality_seeds: int) -> None:
@@ -149,16 +190,6 @@ def worker(library: str, case: str, quality_generations: int, quality_seeds: int
     serve(generations, info)
 
 
-#: The table's name of each algorithm.
-ALGORITHMS = {
-    "open_es": "OpenES",
-    "pgpe": "PGPE",
-    "snes": "SNES",
-    "sep_cma_es": "Sep-CMA-ES",
-    "cma_es": "CMA-ES",
-}
-
-
 def table(names: tuple[str, str] | None, rows: list[dict]) -> str:
     """One line per case; with ``names`` (this evolax's, the baseline's) two more columns: the
     baseline's speed-up over evosax and this evolax's over the baseline."""
@@ -173,11 +204,11 @@ def table(names: tuple[str, str] | None, rows: list[dict]) -> str:
         rule += "---|---|"
     lines = [header, rule]
     for row in rows:
-        _, _, std, lr = CASES[row["case"]]
-        settings = f"adam {lr:g}, std {std:g}" if lr else f"std {std:g}"
+        c = CASES[row["case"]]
+        settings = f"adam {c.lr:g}, std {c.std:g}" if c.lr else f"std {c.std:g}"
         t, q = row["seconds_per_generation"], row["f_ratio"]
         line = (
-            f"| {ALGORITHMS[row['case']]} ({settings}) | {row['dim']:,} | {row['pop_size']} "
+            f"| {row['case']} ({settings}) | {row['dim']:,} | {row['pop_size']} "
             f"| {t['evolax']:.3f} | {t['evosax']:.3f} | {row['speedup']:.2f}x "
             f"| {q['evolax']:.3g} / {q['evosax']:.3g} |"
         )
@@ -226,11 +257,10 @@ def main() -> None:
         infos: dict[str, dict] = {}
         times = time_workers(__file__, workers, args.generations, args.rounds, infos, elsewhere)
         per_gen = summary(times)
-        dim, pop, _, _ = CASES[case]
         rows[case] = {
             "case": case,
-            "dim": dim,
-            "pop_size": pop,
+            "dim": CASES[case].dim,
+            "pop_size": CASES[case].pop,
             "seconds_per_generation": per_gen,
             "all_rounds": times,
             "speedup": per_gen["evosax"] / per_gen["evolax"],
