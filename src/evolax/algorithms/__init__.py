@@ -19,17 +19,22 @@ from evolax.algorithms.cma_es import CMAES, CMAESState
 from evolax.algorithms.cma_family import CMAFamily, CMAState
 from evolax.algorithms.cr_fm_nes import CRFMNES, CRFMNESState
 from evolax.algorithms.differential_evolution import DEState, DifferentialEvolution
+from evolax.algorithms.diffusion_evolution import DiffusionEvolution, DiffusionEvolutionState
 from evolax.algorithms.esmc import ESMC, ESMCState
 from evolax.algorithms.gesmr_ga import GESMRGA, GESMRGAState
 from evolax.algorithms.gradientless_descent import GradientlessDescent, GradientlessDescentState
 from evolax.algorithms.guided_es import GuidedES, GuidedESState
 from evolax.algorithms.hill_climbing import HillClimbing, HillClimbingState
+from evolax.algorithms.iamalgam_full import IAMaLGaMFull, IAMaLGaMFullState
+from evolax.algorithms.iamalgam_univariate import IAMaLGaMUnivariate, IAMaLGaMUnivariateState
 from evolax.algorithms.lm_ma_es import LMMAES, LMMAESState
 from evolax.algorithms.ma_es import MAES, MAESState
 from evolax.algorithms.map_elites import MAPElites, MAPElitesState, archive_metrics
 from evolax.algorithms.mr15_ga import MR15GA, MR15GAState
 from evolax.algorithms.noise import gaussian
+from evolax.algorithms.noise_reuse_es import NoiseReuseES, NoiseReuseESState
 from evolax.algorithms.open_es import OpenES, OpenESState
+from evolax.algorithms.persistent_es import PersistentES, PersistentESState
 from evolax.algorithms.pgpe import PGPE, PGPEState
 from evolax.algorithms.pso import PSO, PSOState
 from evolax.algorithms.random_search import RandomSearch, RandomSearchState
@@ -53,9 +58,25 @@ from evolax.algorithms.simple_es import SimpleES, SimpleESState
 from evolax.algorithms.simple_ga import SimpleGA, SimpleGAState
 from evolax.algorithms.simulated_annealing import SimulatedAnnealing, SimulatedAnnealingState
 from evolax.algorithms.snes import SNES, SNESState
+from evolax.algorithms.sv_cma_es import SVCMAES, SVCMAESState
+from evolax.algorithms.sv_open_es import SVOpenES, SVOpenESState
 from evolax.algorithms.xnes import XNES, XNESState
 
 __all__ = [
+    "SVCMAES",
+    "SVCMAESState",
+    "SVOpenES",
+    "SVOpenESState",
+    "DiffusionEvolution",
+    "DiffusionEvolutionState",
+    "IAMaLGaMFull",
+    "IAMaLGaMFullState",
+    "IAMaLGaMUnivariate",
+    "IAMaLGaMUnivariateState",
+    "PersistentES",
+    "PersistentESState",
+    "NoiseReuseES",
+    "NoiseReuseESState",
     "GuidedES",
     "GuidedESState",
     "ESMC",
@@ -165,6 +186,13 @@ REGISTRY = {
     "gesmr_ga": GESMRGA,
     "esmc": ESMC,
     "asebo": ASEBO,
+    "persistent_es": PersistentES,
+    "noise_reuse_es": NoiseReuseES,
+    "iamalgam_full": IAMaLGaMFull,
+    "iamalgam_univariate": IAMaLGaMUnivariate,
+    "sv_cma_es": SVCMAES,
+    "sv_open_es": SVOpenES,
+    "diffusion_evolution": DiffusionEvolution,
 }
 """Algorithms by the short name a configuration gives (``algorithm.name``)."""
 

@@ -1,4 +1,5 @@
-"""Benchmark functions: COCO's 24 noiseless BBOB functions and classic test functions."""
+"""Benchmark functions: COCO's 24 noiseless BBOB functions, classic test functions and an
+unrolled system for truncated estimators (influence balancing)."""
 
 from evolax.problems.bbob import (
     BBOB_DIMENSIONS,
@@ -8,11 +9,13 @@ from evolax.problems.bbob import (
     bbob_suite,
 )
 from evolax.problems.classic import ellipsoid, rastrigin, rosenbrock, shifted, sphere, to_fitness
+from evolax.problems.unrolled import InfluenceBalancing
 
 __all__ = [
     "BBOB_DIMENSIONS",
     "BBOB_FUNCTION_NAMES",
     "BBOBProblem",
+    "InfluenceBalancing",
     "bbob_problem",
     "bbob_suite",
     "ellipsoid",
