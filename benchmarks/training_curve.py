@@ -85,7 +85,9 @@ def main() -> None:
             command += ["--resume", str(args.run_dir), *args.train_args]
         else:
             command += [*args.train_args, "--run-dir", str(args.run_dir)]
-        subprocess.run(command, check=True)
+        returncode = subprocess.run(command).returncode
+        if returncode:  # evolax train said why (and, if stopped, how to resume) in one line
+            sys.exit(returncode)
     generations = [int(g) for g in args.generations.split(",")] if args.generations else None
     rows, every = curve(args.run_dir, generations), curve(args.run_dir, None)
     if not rows:
