@@ -71,11 +71,13 @@ SETTINGS = {
     "gesmr_ga": (["algorithm.init_std=0.05", "algorithm.mutation_std_high=1.0"], 1000),
     "esmc": ([ADAM_003, STD_01], 1000),
     "asebo": ([ADAM_003, STD_01], 1000),  # 910.3 at 650
-    "iamalgam_full": ([MLP_16, STD_05], 1000),
+    "iamalgam_full": ([MLP_16, STD_05], 1000),  # 903.7 at 200
     "iamalgam_univariate": ([STD_01], 1000),
     "sv_cma_es": ([MLP_16, STD_05], 1000),
     "sv_open_es": ([ADAM_003, STD_01], 1000),
     "diffusion_evolution": (["algorithm.init_std=0.1", "algorithm.n_generations=1000"], 1000),
+    "jade": ([MLP_16, STD_05], 1000),
+    "shade": ([MLP_16, STD_05], 1000),
     "persistent_es": ([ADAM_003, STD_01, *WHOLE_EPISODES], 1000),
     "noise_reuse_es": ([ADAM_003, STD_01, *WHOLE_EPISODES], 1000),
 }

@@ -27,6 +27,7 @@ from evolax.algorithms.guided_es import GuidedES, GuidedESState
 from evolax.algorithms.hill_climbing import HillClimbing, HillClimbingState
 from evolax.algorithms.iamalgam_full import IAMaLGaMFull, IAMaLGaMFullState
 from evolax.algorithms.iamalgam_univariate import IAMaLGaMUnivariate, IAMaLGaMUnivariateState
+from evolax.algorithms.jade import JADE, JADEState
 from evolax.algorithms.lm_ma_es import LMMAES, LMMAESState
 from evolax.algorithms.ma_es import MAES, MAESState
 from evolax.algorithms.map_elites import MAPElites, MAPElitesState, archive_metrics
@@ -42,6 +43,7 @@ from evolax.algorithms.restarts import RestartRecord, RestartResult, bipop, ipop
 from evolax.algorithms.rm_es import RmES, RmESState
 from evolax.algorithms.samr_ga import SAMRGA, SAMRGAState
 from evolax.algorithms.sep_cma_es import SepCMAES, SepCMAESState
+from evolax.algorithms.shade import SHADE, SHADEState
 from evolax.algorithms.shaping import (
     centered_rank,
     chain,
@@ -63,6 +65,10 @@ from evolax.algorithms.sv_open_es import SVOpenES, SVOpenESState
 from evolax.algorithms.xnes import XNES, XNESState
 
 __all__ = [
+    "JADE",
+    "JADEState",
+    "SHADE",
+    "SHADEState",
     "SVCMAES",
     "SVCMAESState",
     "SVOpenES",
@@ -193,6 +199,8 @@ REGISTRY = {
     "sv_cma_es": SVCMAES,
     "sv_open_es": SVOpenES,
     "diffusion_evolution": DiffusionEvolution,
+    "jade": JADE,
+    "shade": SHADE,
 }
 """Algorithms by the short name a configuration gives (``algorithm.name``)."""
 
