@@ -115,7 +115,15 @@ def _hints(target: Any) -> dict[str, Any]:
             found = typing.get_type_hints(source)
         except Exception:  # names only importable for type checkers: leave those untyped
             found = dict(getattr(source, "__annotations__", {}))
-        hints.update({k: v for k, v in found.items() if v is not Any or k not in hints})
+        # a resolved hint is not replaced by Any or by an unresolved string (a subclass's
+        # generated __init__ whose module does not import its base's field types)
+        hints.update(
+            {
+                k: v
+                for k, v in found.items()
+                if k not in hints or not (v is Any or isinstance(v, str))
+            }
+        )
     return hints
 
 

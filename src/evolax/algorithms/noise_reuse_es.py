@@ -4,24 +4,15 @@ Sohl-Dickstein, Smith & Metz, 2023)."""
 from __future__ import annotations
 
 import chex
-import equinox as eqx
 import jax
 import jax.numpy as jnp
-import optax
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import (
-    HIGHEST,
-    GradientES,
     GradientESState,
-    check_antithetic_pop_size,
     mirrored,
-    normal,
 )
-from evolax.algorithms.persistent_es import check_unroll_lengths, next_inner_step
-from evolax.algorithms.shaping import Shaping, raw
-from evolax.types import PRNGKey
-from evolax.validation import check_positive
+from evolax.algorithms.persistent_es import TruncatedES, next_inner_step
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -41,7 +32,7 @@ class NoiseReuseESState(GradientESState):
     inner_step: Int[Array, ""]
 
 
-class NoiseReuseES(GradientES[NoiseReuseESState]):
+class NoiseReuseES(TruncatedES[NoiseReuseESState]):
     """Noise-reuse evolution strategies, NRES (Li, Harrison, Sohl-Dickstein, Smith & Metz,
     2023, "Variance-Reduced Gradient Estimation via Noise-Reuse in Online Evolution
     Strategies", NeurIPS), with antithetic pairs.
@@ -75,31 +66,8 @@ class NoiseReuseES(GradientES[NoiseReuseESState]):
     persistent_es.PersistentES`; ``T = 100``, ``K = 10`` as evosax's ``NoiseReuseES``; raw
     fitness, as the paper.
 
-    Args:
-        pop_size: number of members, even (antithetic pairs).
-        truncation_length: ``K``, the inner steps of one truncation (one ask/tell).
-        total_length: ``T``, the inner steps of a whole unroll, ``>= truncation_length``.
-        optimizer: optax transformation for the mean (default ``optax.adam(0.01)``); it
-            receives ``-g``, a loss gradient.
-        init_std: ``sigma``, the perturbations' standard deviation, positive (fixed).
-        fitness_shaping: ``(fitness, x) -> utilities`` (:mod:`evolax.algorithms.shaping`;
-            default :func:`~evolax.algorithms.shaping.raw`, which keeps the estimate
-            unbiased).
+    Fields: those of :class:`~evolax.algorithms.persistent_es.TruncatedES`.
     """
-
-    pop_size: int = eqx.field(static=True)
-    truncation_length: int = eqx.field(static=True, default=10)
-    total_length: int = eqx.field(static=True, default=100)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.adam(0.01)
-    )
-    init_std: float = 0.1
-    fitness_shaping: Shaping = eqx.field(static=True, default=raw)
-
-    def __check_init__(self):
-        check_antithetic_pop_size(self.pop_size)
-        check_unroll_lengths(self.truncation_length, self.total_length)
-        check_positive("init_std", self.init_std)
 
     def _init(self, key, x0):
         del key
@@ -109,11 +77,6 @@ class NoiseReuseES(GradientES[NoiseReuseESState]):
             **self._start(x0, std), eps=eps, inner_step=jnp.zeros([], jnp.int32)
         )
 
-    def perturbations(self, key: PRNGKey, state: NoiseReuseESState) -> Float[Array, "half dim"]:
-        """The positive members' perturbations ``eps ~ N(0, std^2 I)``, ``[pop / 2, D]``."""
-        half, dim = self.pop_size // 2, state.mean.shape[0]
-        return state.std * normal(key, (half, dim), state.mean)
-
     def _ask(self, key, state):
         eps = jax.lax.cond(  # drawn only when an unroll starts (a select under vmap)
             state.inner_step == 0, lambda: self.perturbations(key, state), lambda: state.eps
@@ -121,11 +84,5 @@ class NoiseReuseES(GradientES[NoiseReuseESState]):
         inner_step = next_inner_step(state.inner_step, self.truncation_length, self.total_length)
         return mirrored(state.mean, eps), state.replace(eps=eps, inner_step=inner_step)
 
-    def _tell(self, key, state, x, fitness):
-        utility = self.fitness_shaping(fitness, x)
-        half = self.pop_size // 2
-        # the population sum as a product (XLA's CPU column reductions are slow)
-        grad = jnp.dot(utility[:half] - utility[half:], state.eps, precision=HIGHEST)
-        grad = grad / (self.pop_size * state.std**2)
-        new_state = state.replace(**self._ascend(state, grad))
-        return new_state, {"grad_norm": jnp.linalg.norm(grad)}
+    def _unrolled(self, state):
+        return state.eps

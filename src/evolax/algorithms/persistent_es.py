@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import abc
+from typing import TypeVar
+
 import chex
 import equinox as eqx
 import jax.numpy as jnp
@@ -60,7 +63,61 @@ def next_inner_step(
     return jnp.where(step >= total_length, 0, step).astype(inner_step.dtype)
 
 
-class PersistentES(GradientES[PersistentESState]):
+S = TypeVar("S", bound=GradientESState)
+
+
+class TruncatedES(GradientES[S]):
+    """What PES and NRES share: antithetic pairs whose perturbations (summed or reused) span
+    an unroll of ``total_length`` inner steps, told one truncation of ``truncation_length``
+    steps at a time; ``tell`` follows ``g = sum_i (u_i+ - u_i-) d_i / (pop_size std^2)`` with
+    ``d_i`` the pair's perturbation over the unroll so far (:meth:`_unrolled`).
+
+    Args:
+        pop_size: number of members, even (antithetic pairs).
+        truncation_length: ``K``, the inner steps of one truncation (one ask/tell).
+        total_length: ``T``, the inner steps of a whole unroll, ``>= truncation_length``.
+        optimizer: optax transformation for the mean (default ``optax.adam(0.01)``); it
+            receives ``-g``, a loss gradient.
+        init_std: ``sigma``, the perturbations' standard deviation, positive (fixed).
+        fitness_shaping: ``(fitness, x) -> utilities`` (:mod:`evolax.algorithms.shaping`;
+            default :func:`~evolax.algorithms.shaping.raw`, which keeps the estimate
+            unbiased).
+    """
+
+    pop_size: int = eqx.field(static=True)
+    truncation_length: int = eqx.field(static=True, default=10)
+    total_length: int = eqx.field(static=True, default=100)
+    optimizer: optax.GradientTransformation = eqx.field(
+        static=True, default_factory=lambda: optax.adam(0.01)
+    )
+    init_std: float = 0.1
+    fitness_shaping: Shaping = eqx.field(static=True, default=raw)
+
+    def __check_init__(self):
+        check_antithetic_pop_size(self.pop_size)
+        check_unroll_lengths(self.truncation_length, self.total_length)
+        check_positive("init_std", self.init_std)
+
+    def perturbations(self, key: PRNGKey, state: S) -> Float[Array, "half dim"]:
+        """The positive members' perturbations ``eps ~ N(0, std^2 I)``, ``[pop / 2, D]``."""
+        half, dim = self.pop_size // 2, state.mean.shape[0]
+        return state.std * normal(key, (half, dim), state.mean)
+
+    @abc.abstractmethod
+    def _unrolled(self, state: S) -> Float[Array, "half dim"]:
+        """The pairs' perturbations over the unroll so far, ``[pop / 2, D]``."""
+
+    def _tell(self, key, state, x, fitness):
+        utility = self.fitness_shaping(fitness, x)
+        half = self.pop_size // 2
+        # the population sum as a product (XLA's CPU column reductions are slow)
+        grad = jnp.dot(utility[:half] - utility[half:], self._unrolled(state), precision=HIGHEST)
+        grad = grad / (self.pop_size * state.std**2)
+        new_state = state.replace(**self._ascend(state, grad))
+        return new_state, {"grad_norm": jnp.linalg.norm(grad)}
+
+
+class PersistentES(TruncatedES[PersistentESState]):
     """Persistent evolution strategies, PES (Vicol, Metz & Sohl-Dickstein, 2021, "Unbiased
     Gradient Estimation in Unrolled Computation Graphs with Persistent Evolution Strategies",
     algorithm 2, with antithetic pairs).
@@ -104,31 +161,8 @@ class PersistentES(GradientES[PersistentESState]):
     optimisation runs (google-research/persistent_es); ``T = 100``, ``K = 10`` as evosax's
     ``PersistentES``; raw fitness, as the paper (a rank shaping biases the estimate).
 
-    Args:
-        pop_size: number of members, even (antithetic pairs).
-        truncation_length: ``K``, the inner steps of one truncation (one ask/tell).
-        total_length: ``T``, the inner steps of a whole unroll, ``>= truncation_length``.
-        optimizer: optax transformation for the mean (default ``optax.adam(0.01)``); it
-            receives ``-g``, a loss gradient.
-        init_std: ``sigma``, the perturbations' standard deviation, positive (fixed).
-        fitness_shaping: ``(fitness, x) -> utilities`` (:mod:`evolax.algorithms.shaping`;
-            default :func:`~evolax.algorithms.shaping.raw`, which keeps the estimate
-            unbiased).
+    Fields: those of :class:`TruncatedES`.
     """
-
-    pop_size: int = eqx.field(static=True)
-    truncation_length: int = eqx.field(static=True, default=10)
-    total_length: int = eqx.field(static=True, default=100)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.adam(0.01)
-    )
-    init_std: float = 0.1
-    fitness_shaping: Shaping = eqx.field(static=True, default=raw)
-
-    def __check_init__(self):
-        check_antithetic_pop_size(self.pop_size)
-        check_unroll_lengths(self.truncation_length, self.total_length)
-        check_positive("init_std", self.init_std)
 
     def _init(self, key, x0):
         del key
@@ -136,22 +170,11 @@ class PersistentES(GradientES[PersistentESState]):
         xi = jnp.zeros((self.pop_size // 2, x0.shape[0]), x0.dtype)
         return PersistentESState(**self._start(x0, std), xi=xi, inner_step=jnp.zeros([], jnp.int32))
 
-    def perturbations(self, key: PRNGKey, state: PersistentESState) -> Float[Array, "half dim"]:
-        """The positive members' perturbations ``eps ~ N(0, std^2 I)``, ``[pop / 2, D]``."""
-        half, dim = self.pop_size // 2, state.mean.shape[0]
-        return state.std * normal(key, (half, dim), state.mean)
-
     def _ask(self, key, state):
         eps = self.perturbations(key, state)
         xi = jnp.where(state.inner_step == 0, 0.0, state.xi) + eps
         inner_step = next_inner_step(state.inner_step, self.truncation_length, self.total_length)
         return mirrored(state.mean, eps), state.replace(xi=xi, inner_step=inner_step)
 
-    def _tell(self, key, state, x, fitness):
-        utility = self.fitness_shaping(fitness, x)
-        half = self.pop_size // 2
-        # the population sum as a product (XLA's CPU column reductions are slow)
-        grad = jnp.dot(utility[:half] - utility[half:], state.xi, precision=HIGHEST)
-        grad = grad / (self.pop_size * state.std**2)
-        new_state = state.replace(**self._ascend(state, grad))
-        return new_state, {"grad_norm": jnp.linalg.norm(grad)}
+    def _unrolled(self, state):
+        return state.xi
