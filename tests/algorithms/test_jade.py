@@ -144,7 +144,7 @@ jade_adapt.compare = lambda state, params: np.testing.assert_allclose(
 @pytest.mark.parametrize(
     "kwargs",
     [
-        dict(),
+        pytest.param(dict(), marks=pytest.mark.slow),  # reference checks: nox -s slow
         pytest.param(dict(archive=False, c=0.5, p=0.3), marks=pytest.mark.slow),
         pytest.param(dict(c=1.0, p=0.25), marks=pytest.mark.slow),
     ],

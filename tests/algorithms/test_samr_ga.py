@@ -47,7 +47,7 @@ def numpy_samr(population, fitness, stds, choice, noise, exponent, std_first):
     )
 
 
-@pytest.mark.parametrize("std_first", [False, True])
+@pytest.mark.parametrize("std_first", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_generation_matches_the_transcription(std_first):
     algo, ask, tell, draws = compiled(std_first)
     rng = np.random.default_rng(0)

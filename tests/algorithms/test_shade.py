@@ -52,7 +52,7 @@ shade_adapt.compare = compare
 @pytest.mark.parametrize(
     "kwargs",
     [
-        dict(memory_size=3),
+        pytest.param(dict(memory_size=3), marks=pytest.mark.slow),  # nox -s slow
         pytest.param(dict(memory_size=100, archive=False, p_max=0.4), marks=pytest.mark.slow),
     ],
 )
