@@ -480,19 +480,21 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench(args: argparse.Namespace) -> int:
+def bench_algorithms(settings: list[str], dim: int) -> dict[str, Any]:
+    """The algorithms ``evolax bench bbob`` runs: ``settings`` are algorithm names, then
+    ``ALGO.FIELD=VALUE`` overrides of the benchmark's defaults (``pop_size`` 4 + 3 ln ``dim``
+    rounded up to even, ``init_std`` 2)."""
     from evolax import schema
     from evolax.algorithms import REGISTRY
     from evolax.algorithms.cma_family import default_pop_size
-    from evolax.coco import bbob_runs, write_report
     from evolax.config import REGISTRIES, override
 
-    names = [a for a in args.settings if "=" not in a]
+    names = [a for a in settings if "=" not in a]
     if not names:
         raise ValueError(f"name at least one algorithm to benchmark ({', '.join(REGISTRY)})")
     if len(set(names)) < len(names):
         raise ValueError(f"each algorithm once, got {names}")
-    pop = default_pop_size(args.dim) + default_pop_size(args.dim) % 2
+    pop = default_pop_size(dim) + default_pop_size(dim) % 2
     specs: dict[str, Any] = {}
     for name in names:
         target, _ = schema.find(name, REGISTRY, "algorithm")
@@ -500,14 +502,18 @@ def _bench(args: argparse.Namespace) -> int:
         specs[name] = {"name": name, "pop_size": pop}
         if "init_std" in fields:
             specs[name]["init_std"] = 2.0
-    for assignment in [a for a in args.settings if "=" in a]:
+    for assignment in [a for a in settings if "=" in a]:
         label = assignment.partition(".")[0]
         if label not in specs:
             raise ValueError(f"{assignment}: {label} is not one of the algorithms given {names}")
         specs = override(specs, assignment)
-    algorithms = {
-        name: schema.build(spec, REGISTRY, REGISTRIES, name) for name, spec in specs.items()
-    }
+    return {name: schema.build(spec, REGISTRY, REGISTRIES, name) for name, spec in specs.items()}
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from evolax.coco import bbob_runs, write_report
+
+    algorithms = bench_algorithms(args.settings, args.dim)
     results = {}
     for name, algorithm in algorithms.items():
         start = time.perf_counter()
