@@ -35,6 +35,7 @@ SETTINGS: dict[str, list[str]] = {
     "code": ["code.pop_size=12"],  # three trials per member: a multiple of 3
     # the paper's c_sigma = 2 pop / d is 2 at d = 10; CMA-ES's (mu_eff + 2) / (d + mu_eff + 5)
     "lm_ma_es": ["lm_ma_es.c_sigma=0.3"],
+    "sv_open_es": ["sv_open_es.pop_size=12"],  # antithetic pairs within each of 2 particles
 }
 """Overrides an algorithm needs at the benchmark's defaults."""
 

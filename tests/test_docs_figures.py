@@ -41,6 +41,7 @@ def test_the_docs_quote_benchmark_tables():
         "open_es_parts.md",
         "scaling.md",
         "waterworld_curve.md",
+        "bbob.md",
     }
     assert tables <= quoted, f"not quoted: {sorted(tables - quoted)}"
 

@@ -131,18 +131,19 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.json").write_text(json.dumps(tables, indent=1) + "\n")
     (out / f"{name}.md").write_text(markdown(tables))
-    figure = Figure(figsize=(7, 4.5), dpi=100)
+    columns = 1 + (len(tables["ecdf"]) - 1) // 18  # legend columns beside the axes
+    figure = Figure(figsize=(7 + 1.8 * columns, 4.5), dpi=100)
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    for label, curve in tables["ecdf"].items():
+    for k, (label, curve) in enumerate(tables["ecdf"].items()):
+        style = ("-", "--", ":", "-.")[k // 10 % 4]  # ten colours, then the next line style
         axes.step(np.log10(np.array(curve["budgets"]) / tables["dim"]), curve["fraction"],
-                  where="post", label=label)  # fmt: skip
+                  where="post", label=label, linestyle=style)  # fmt: skip
     axes.set_xlabel("log10(evaluations / dim)")
     axes.set_ylabel(f"fraction of {len(TARGETS)} targets x functions x runs")
     axes.set_ylim(0, 1)
     axes.set_title(f"BBOB, {len(tables['functions'])} functions, d = {tables['dim']}")
     axes.grid(alpha=0.3)
-    axes.legend(fontsize="small")
-    figure.tight_layout()
-    figure.savefig(out / f"{name}_ecdf.png")
+    axes.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1), ncol=columns)
+    figure.savefig(out / f"{name}_ecdf.png", bbox_inches="tight")
     return tables
