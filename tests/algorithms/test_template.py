@@ -15,8 +15,9 @@ from evolax.algorithms import Algorithm
 
 REQUIRED = {
     "MAPElites": dict(grid_shape=(4, 4), descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0)),
+    "CoDE": dict(pop_size=18),  # three trials for each of 6 members (rand/2 draws 5 others)
 }
-"""Constructor arguments an algorithm needs besides ``pop_size``."""
+"""Constructor arguments an algorithm needs besides (or instead of) ``pop_size = POP``."""
 
 POP = 8
 GENOME = {"w": jnp.full((4, 4), 0.5), "b": jnp.linspace(-1.0, 1.0, 4)}  # D = 20
@@ -38,7 +39,7 @@ def exported_algorithms() -> list[type[Algorithm]]:
 def variants():
     """Each algorithm with its defaults, then with each boolean option flipped."""
     for cls in exported_algorithms():
-        kwargs = dict(pop_size=POP, **REQUIRED.get(cls.__name__, {}))
+        kwargs = {"pop_size": POP} | REQUIRED.get(cls.__name__, {})
         yield pytest.param(cls, kwargs, id=cls.__name__)
         for name, parameter in inspect.signature(cls).parameters.items():
             if isinstance(parameter.default, bool):  # custom __init__s included
@@ -52,12 +53,13 @@ def test_every_exported_algorithm_is_covered():
 
 
 def sphere(population):
-    return -sum(jnp.sum(leaf.reshape(POP, -1) ** 2, axis=1) for leaf in jax.tree.leaves(population))
+    leaves = jax.tree.leaves(population)
+    return -sum(jnp.sum(leaf.reshape(leaf.shape[0], -1) ** 2, axis=1) for leaf in leaves)
 
 
 def extra_inputs(algo, key):
     given = {
-        "descriptors": lambda: jax.random.uniform(key, (POP, 2), minval=-1, maxval=1),
+        "descriptors": lambda: jax.random.uniform(key, (algo.pop_size, 2), minval=-1, maxval=1),
         "surrogate_gradient": lambda: jax.tree.map(lambda x: -2 * x, GENOME),  # the sphere's
     }
     return {name: given[name]() for name in algo.extra_inputs}
@@ -100,7 +102,7 @@ def test_fitness_rule(cls, kwargs, x64):
 
         for name, pattern in PATTERNS.items():
             population, asked = algo.ask(jax.random.key(7), state)
-            values = np.asarray(pattern)
+            values = np.resize(pattern, algo.pop_size)  # the pattern repeated
             fitness = jnp.where(jnp.isfinite(values), sphere(population), values.astype(dtype))
             new, metrics = tell(key, asked, population, fitness, **extra_inputs(algo, key))
             assert sound(new), (name, new)
@@ -110,7 +112,8 @@ def test_fitness_rule(cls, kwargs, x64):
             best = np.concatenate([np.ravel(v) for v in jax.tree.leaves(algo.best(new))])
             genome = np.concatenate([np.ravel(v) for v in jax.tree.leaves(new.best_genome)])
             flat = np.concatenate(
-                [np.reshape(v, (POP, -1)) for v in jax.tree.leaves(population)], axis=1
+                [np.reshape(v, (algo.pop_size, -1)) for v in jax.tree.leaves(population)],
+                axis=1,
             )
             previous = np.concatenate([np.ravel(v) for v in jax.tree.leaves(state.best_genome)])
             for row in flat[~np.isfinite(values)]:
@@ -123,7 +126,8 @@ def test_fitness_rule(cls, kwargs, x64):
 
         # a generation with no finite fitness leaves the algorithm's state as it was
         population, asked = algo.ask(jax.random.key(8), state)
-        for fitness in (jnp.full(POP, jnp.nan, dtype), jnp.full(POP, -jnp.inf, dtype)):
+        for value in (jnp.nan, -jnp.inf):
+            fitness = jnp.full(algo.pop_size, value, dtype)
             new, metrics = tell(key, asked, population, fitness, **extra_inputs(algo, key))
             assert float(metrics["skipped"]) == 1.0
             assert int(new.generation) == int(asked.generation) + 1

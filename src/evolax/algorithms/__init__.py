@@ -15,9 +15,12 @@ from evolax.algorithms.base import (
     mirrored,
     unflatten_population,
 )
+from evolax.algorithms.clpso import CLPSO, CLPSOState
 from evolax.algorithms.cma_es import CMAES, CMAESState
 from evolax.algorithms.cma_family import CMAFamily, CMAState
+from evolax.algorithms.composite_de import CoDE, CoDEState
 from evolax.algorithms.cr_fm_nes import CRFMNES, CRFMNESState
+from evolax.algorithms.cso import CSO, CSOState
 from evolax.algorithms.differential_evolution import DEState, DifferentialEvolution
 from evolax.algorithms.diffusion_evolution import DiffusionEvolution, DiffusionEvolutionState
 from evolax.algorithms.esmc import ESMC, ESMCState
@@ -41,6 +44,7 @@ from evolax.algorithms.pso import PSO, PSOState
 from evolax.algorithms.random_search import RandomSearch, RandomSearchState
 from evolax.algorithms.restarts import RestartRecord, RestartResult, bipop, ipop
 from evolax.algorithms.rm_es import RmES, RmESState
+from evolax.algorithms.sade import SaDE, SaDEState
 from evolax.algorithms.samr_ga import SAMRGA, SAMRGAState
 from evolax.algorithms.sep_cma_es import SepCMAES, SepCMAESState
 from evolax.algorithms.shade import SHADE, SHADEState
@@ -59,12 +63,23 @@ from evolax.algorithms.shaping import (
 from evolax.algorithms.simple_es import SimpleES, SimpleESState
 from evolax.algorithms.simple_ga import SimpleGA, SimpleGAState
 from evolax.algorithms.simulated_annealing import SimulatedAnnealing, SimulatedAnnealingState
+from evolax.algorithms.sl_pso import SLPSO, SLPSOState
 from evolax.algorithms.snes import SNES, SNESState
 from evolax.algorithms.sv_cma_es import SVCMAES, SVCMAESState
 from evolax.algorithms.sv_open_es import SVOpenES, SVOpenESState
 from evolax.algorithms.xnes import XNES, XNESState
 
 __all__ = [
+    "CoDE",
+    "CoDEState",
+    "SaDE",
+    "SaDEState",
+    "CLPSO",
+    "CLPSOState",
+    "CSO",
+    "CSOState",
+    "SLPSO",
+    "SLPSOState",
     "JADE",
     "JADEState",
     "SHADE",
@@ -201,6 +216,11 @@ REGISTRY = {
     "diffusion_evolution": DiffusionEvolution,
     "jade": JADE,
     "shade": SHADE,
+    "clpso": CLPSO,
+    "cso": CSO,
+    "sl_pso": SLPSO,
+    "code": CoDE,
+    "sade": SaDE,
 }
 """Algorithms by the short name a configuration gives (``algorithm.name``)."""
 

@@ -111,6 +111,22 @@ def de_trials(
         )
     else:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    return binomial_crossover(mutant, population, crossover_u, j_rand, crossover_rate)
+
+
+def binomial_crossover(
+    mutant: Float[Array, "pop dim"],
+    population: Float[Array, "pop dim"],
+    crossover_u: Float[Array, "pop dim"],
+    j_rand: Int[Array, " pop"],
+    crossover_rate: float | Float[Array, ""] | Float[Array, " pop"],
+) -> Float[Array, "pop dim"]:
+    """Binomial crossover (Storn & Price, 1997, eq. 2): ``u_ij = v_ij`` if
+    ``crossover_u_ij < CR`` or ``j == j_rand_i``, else ``x_ij``. ``crossover_rate`` is one
+    ``CR`` for all members or one per member, ``[pop]``."""
+    crossover_rate = jnp.asarray(crossover_rate)
+    if crossover_rate.ndim == 1:
+        crossover_rate = crossover_rate[:, None]
     dims = jnp.arange(population.shape[1])
     from_mutant = (crossover_u < crossover_rate) | (dims[None] == j_rand[:, None])
     return jnp.where(from_mutant, mutant, population)

@@ -7,7 +7,7 @@ import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float, Int
+from jaxtyping import Array, Bool, Float, Int
 
 from evolax.algorithms.base import (
     PopulationAlgorithm,
@@ -24,20 +24,44 @@ TOPOLOGIES = ("global", "ring")
 
 
 @chex.dataclass(frozen=True, kw_only=True)
-class PSOState(PopulationState):
-    """PSO state: the swarm. ``population`` holds the particles' current positions
-    (``[pop, D]``, those :meth:`PSO.ask` returns next) and ``fitness`` their fitness
-    (``[pop]``, always ``-inf``: ``tell`` moves the particles to positions not evaluated yet).
+class SwarmState(PopulationState):
+    """A particle swarm: ``population`` holds the particles' positions and ``fitness`` their
+    fitness (``-inf`` where not evaluated yet); the base of PSO's and its variants' states.
 
     Attributes:
-        velocities: ``[pop, D]`` (zero at the start).
+        velocities: one per particle, ``[particles, D]`` (zero at the start).
+    """
+
+    velocities: Float[Array, "pop dim"]
+
+
+@chex.dataclass(frozen=True, kw_only=True)
+class PSOState(SwarmState):
+    """PSO state: the swarm. ``population`` holds the particles' current positions
+    (``[pop, D]``, those :meth:`PSO.ask` returns next), ``fitness`` their fitness (``[pop]``,
+    always ``-inf``: ``tell`` moves the particles to positions not evaluated yet) and
+    ``velocities`` their velocities (``[pop, D]``, zero at the start).
+
+    Attributes:
         personal_best: each particle's best position so far, ``[pop, D]``.
         personal_best_fitness: its fitness, ``[pop]`` (``-inf`` before the first ``tell``).
     """
 
-    velocities: Float[Array, "pop dim"]
     personal_best: Float[Array, "pop dim"]
     personal_best_fitness: Float[Array, " pop"]
+
+
+def update_personal_bests(
+    state: PSOState, x: Float[Array, "pop dim"], fitness: Float[Array, " pop"]
+) -> tuple[PSOState, Bool[Array, " pop"]]:
+    """``state`` with ``p_i <- x_i`` where ``fitness_i`` beats ``p_i``'s fitness strictly (a
+    ``-inf`` fitness never does), and the mask of those improved particles."""
+    improved = fitness > state.personal_best_fitness
+    state = state.replace(  # type: ignore[attr-defined]
+        personal_best=jnp.where(improved[:, None], x, state.personal_best),
+        personal_best_fitness=jnp.where(improved, fitness, state.personal_best_fitness),
+    )
+    return state, improved
 
 
 def constriction_coefficient(
@@ -242,11 +266,7 @@ class PSO(PopulationAlgorithm[PSOState]):
         return state.population, state
 
     def _tell(self, key, state, x, fitness):
-        improved = fitness > state.personal_best_fitness
-        state = state.replace(
-            personal_best=jnp.where(improved[:, None], x, state.personal_best),
-            personal_best_fitness=jnp.where(improved, fitness, state.personal_best_fitness),
-        )
+        state, _ = update_personal_bests(state, x, fitness)
         r1, r2 = self.draws(key, x)
         velocities = pso_velocity(
             state.velocities,
