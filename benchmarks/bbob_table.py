@@ -32,7 +32,7 @@ DIM, SEEDS, BUDGET = 10, 5, 1000.0
 FUNCTIONS = tuple(range(1, 25))
 
 SETTINGS: dict[str, list[str]] = {
-    "code": ["code.pop_size=12"],  # three trials per member: a multiple of 3
+    "code": ["code.pop_size=18"],  # three trials for each of 6 members (rand/2 needs 5 others)
     # the paper's c_sigma = 2 pop / d is 2 at d = 10; CMA-ES's (mu_eff + 2) / (d + mu_eff + 5)
     "lm_ma_es": ["lm_ma_es.c_sigma=0.3"],
     "sv_open_es": ["sv_open_es.pop_size=12"],  # antithetic pairs within each of 2 particles

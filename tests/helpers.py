@@ -120,6 +120,27 @@ def optimize(algo, fitness_fn, gap_fn, n_generations: int, key, x0):
     return run(algo.init(key, x0), key)
 
 
+def shifted_sphere_states(algo, dim: int, generations: int, keys) -> list:
+    """The final states of ``algo`` maximising ``-|x - x*|^2``, ``x* = linspace(-2, 3, dim)``,
+    from ``x0 = 0`` for ``generations``, one run per key (one compile for all)."""
+    optimum = jnp.linspace(-2.0, 3.0, dim)
+
+    def fitness(x):
+        return -jnp.sum((x - optimum[None]) ** 2, axis=1)
+
+    def generation(state, key):
+        ask_key, tell_key = jax.random.split(key)
+        x, state = algo.ask(ask_key, state)
+        return algo.tell(tell_key, state, x, fitness(x))[0], None
+
+    @jax.jit
+    def run(key):
+        state = algo.init(key, jnp.zeros(dim))
+        return jax.lax.scan(generation, state, jax.random.split(key, generations))[0]
+
+    return [run(key) for key in keys]
+
+
 def best_after(algo, problem, generations, key, params=None):
     """The best ``f - f*`` seen in ``generations`` generations from 0 with the algorithm's
     defaults, for an evolax algorithm or, with its ``params``, an evosax one (which minimises

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from evolax.algorithms.gesmr_ga import GESMRGA, group_of_children
+from helpers import shifted_sphere_states
 
 POP, DIM, GROUPS = 14, 5, 4  # 13 children: groups of 4, 3, 3 and 3; 2 std parents
 ALGO = GESMRGA(
@@ -90,23 +91,7 @@ def test_solves_a_shifted_sphere():
     1e-3 .. 1e3: ||x - x*||^2 < 1e-9 (measured 3.5e-12, 3.6e-12)."""
     dim, gens = 10, 300
     algo = GESMRGA(21)
-    optimum = jnp.linspace(-2.0, 3.0, dim)
-
-    def sphere(x):
-        return -jnp.sum((x - optimum[None]) ** 2, axis=1)
-
-    def generation(state, key):
-        ask_key, tell_key = jax.random.split(key)
-        x, state = algo.ask(ask_key, state)
-        return algo.tell(tell_key, state, x, sphere(x))[0], None
-
-    @jax.jit
-    def run(key):
-        state = algo.init(key, jnp.zeros(dim))
-        return jax.lax.scan(generation, state, jax.random.split(key, gens))[0]
-
-    for key in jax.random.split(jax.random.key(0), 2):
-        state = run(key)
+    for state in shifted_sphere_states(algo, dim, gens, jax.random.split(jax.random.key(0), 2)):
         assert -float(state.best_fitness) < 1e-9
         assert float(state.mutation_std[0]) < 1e-4  # the elite std shrank with the gap
 

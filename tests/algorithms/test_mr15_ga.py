@@ -9,6 +9,7 @@ import pytest
 
 from evolax.algorithms.mr15_ga import MR15GA
 from evolax.algorithms.noise import gaussian
+from helpers import shifted_sphere_states
 
 POP, DIM = 10, 6
 ALGO = MR15GA(POP, init_std=0.5, std_min=0.1, std_max=1.0)
@@ -97,23 +98,7 @@ def test_solves_a_shifted_sphere():
     by orders of magnitude."""
     dim, gens = 10, 300
     algo = MR15GA(20)
-    optimum = jnp.linspace(-2.0, 3.0, dim)
-
-    def sphere(x):
-        return -jnp.sum((x - optimum[None]) ** 2, axis=1)
-
-    def generation(state, key):
-        ask_key, tell_key = jax.random.split(key)
-        x, state = algo.ask(ask_key, state)
-        return algo.tell(tell_key, state, x, sphere(x))[0], None
-
-    @jax.jit
-    def run(key):
-        state = algo.init(key, jnp.zeros(dim))
-        return jax.lax.scan(generation, state, jax.random.split(key, gens))[0]
-
-    for key in jax.random.split(jax.random.key(0), 2):
-        state = run(key)
+    for state in shifted_sphere_states(algo, dim, gens, jax.random.split(jax.random.key(0), 2)):
         assert -float(state.best_fitness) < 1e-8 and float(state.mutation_std) < 1e-3
         np.testing.assert_array_equal(algo.best(state), state.population[0])  # elitist
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from evolax.algorithms.samr_ga import SAMRGA
+from helpers import shifted_sphere_states
 
 POP, DIM = 10, 5
 LOW, HIGH = 0.05, 5.0  # the bounds of the unit tests' stds
@@ -97,23 +98,7 @@ def test_solves_a_shifted_sphere():
     ``mutate_std_first``) and every std has shrunk below 1e-2 (measured below 1e-4)."""
     dim, gens = 10, 300
     algo = SAMRGA(20)
-    optimum = jnp.linspace(-2.0, 3.0, dim)
-
-    def sphere(x):
-        return -jnp.sum((x - optimum[None]) ** 2, axis=1)
-
-    def generation(state, key):
-        ask_key, tell_key = jax.random.split(key)
-        x, state = algo.ask(ask_key, state)
-        return algo.tell(tell_key, state, x, sphere(x))[0], None
-
-    @jax.jit
-    def run(key):
-        state = algo.init(key, jnp.zeros(dim))
-        return jax.lax.scan(generation, state, jax.random.split(key, gens))[0]
-
-    for key in jax.random.split(jax.random.key(0), 2):
-        state = run(key)
+    for state in shifted_sphere_states(algo, dim, gens, jax.random.split(jax.random.key(0), 2)):
         assert -float(state.best_fitness) < 1e-6
         assert float(jnp.max(state.mutation_std)) < 1e-2
 
