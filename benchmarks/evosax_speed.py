@@ -72,9 +72,15 @@ CASES = {
     "hill_climbing": Case("HillClimbing", MEDIUM, 1024, 0.05),
     "simulated_annealing": Case("SimulatedAnnealing", MEDIUM, 1024, 0.05),
     "gradientless_descent": Case("GradientlessDescent", MEDIUM, 1024, 0.05),
+    "iamalgam_full": Case("iAMaLGaM_Full", SMALL, 128, 0.5),
+    "iamalgam_univariate": Case("iAMaLGaM_Univariate", BIG, 256, 0.5),
+    "diffusion_evolution": Case("DiffusionEvolution", SMALL, 256, 0.05),  # pop x pop distances
+    "persistent_es": Case("PersistentES", BIG, 1024, 0.05, 0.01),
+    "noise_reuse_es": Case("NoiseReuseES", BIG, 1024, 0.05, 0.01),
 }
-"""The registered algorithms evosax 0.3.2 also has (random search is left out: evosax's takes
-a sampling function, so its work is whatever that function does)."""
+"""The registered algorithms evosax 0.3.2 also has. Left out: random search (evosax's takes a
+sampling function, so its work is whatever that function does), and SV-CMA-ES and SV-OpenES
+(evosax's take the number of particles and a kernel in place of evolax's fields)."""
 SHIFT = 1.0
 
 
