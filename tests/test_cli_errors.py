@@ -88,7 +88,7 @@ CASES = [
     (["train", "--hidden-sizes", "64,,64"], [], "policy.hidden_sizes: '[64,,64]' is not a valid"),
     (["train", "--hidden-sizes", "64,-1"], [], "hidden_sizes[1] must be a positive integer"),
     (["train", "pong"], [], "config 'pong' is neither a file nor a preset; presets: ant,"),
-    (["train", "--algo", "sgd"], [], "unknown name 'sgd'; choose from ars, asebo, cma_es"),
+    (["train", "--algo", "sgd"], [], "unknown name 'sgd'; choose from ars, asebo, clpso, cma_es"),
     (["train", "--config", "cartpole_medium"], [], "'cartpole_medium' is neither a file nor"),
     (["train", "--seed", "one"], [], "run.seed: expected int, got 'one'"),
     (["train", "algorithm.pop_sze=8"], [], "algorithm: unknown field(s) ['pop_sze']; PGPE takes"),

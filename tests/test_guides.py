@@ -88,7 +88,7 @@ def test_install_extras_exist():
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
-    table = set(re.findall(r"^\| `([a-z]+)` \|", text, flags=re.M))
+    table = set(re.findall(r"^\| `([a-z-]+)` \|", text, flags=re.M))
     assert table == set(extras), "the extras table lists exactly pyproject's extras"
     assert set(re.findall(r'pip install -e? ?"\.\[([a-z,]+)\]"', text)) <= set(extras)
     # the JAX extras the page names exist in the installed JAX's metadata
