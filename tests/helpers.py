@@ -141,6 +141,24 @@ def shifted_sphere_states(algo, dim: int, generations: int, keys) -> list:
     return [run(key) for key in keys]
 
 
+def solve(algo, function, dim, gens, n_seeds=3):
+    """The final best-ever fitness of ``n_seeds`` runs (one jit, called per seed)."""
+
+    def generation(state, key):
+        ask_key, tell_key = jax.random.split(key)
+        population, state = algo.ask(ask_key, state)
+        state, metrics = algo.tell(tell_key, state, population, function(population))
+        return state, metrics["best_fitness"]
+
+    @jax.jit
+    def run(key):
+        init_key, key = jax.random.split(key)
+        state = algo.init(init_key, jnp.zeros(dim))
+        return jax.lax.scan(generation, state, jax.random.split(key, gens))[1][-1]
+
+    return np.array([run(key) for key in jax.random.split(jax.random.key(0), n_seeds)])
+
+
 def best_after(algo, problem, generations, key, params=None):
     """The best ``f - f*`` seen in ``generations`` generations from 0 with the algorithm's
     defaults, for an evolax algorithm or, with its ``params``, an evosax one (which minimises

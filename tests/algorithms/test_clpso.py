@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from evolax.algorithms.clpso import CLPSO, learning_probabilities
+from helpers import solve
 
 
 def np_learning_probabilities(ps):
@@ -131,19 +132,7 @@ def test_solves_a_10d_sphere():
     def sphere(x):
         return -jnp.sum((x - optimum[None]) ** 2, 1)
 
-    def generation(state, key):
-        ask_key, tell_key = jax.random.split(key)
-        x, state = algo.ask(ask_key, state)
-        state, metrics = algo.tell(tell_key, state, x, sphere(x))
-        return state, metrics["best_fitness"]
-
-    @jax.jit
-    def run(key):
-        init_key, key = jax.random.split(key)
-        state = algo.init(init_key, jnp.zeros(dim))
-        return jax.lax.scan(generation, state, jax.random.split(key, gens))[1][-1]
-
-    gaps = -np.array([run(key) for key in jax.random.split(jax.random.key(0), 3)])
+    gaps = -solve(algo, sphere, dim, gens)
     assert np.all(gaps < 1e-6), gaps
 
 

@@ -5,9 +5,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_jade import shifted_ellipsoid, shifted_sphere, solve
+from test_jade import shifted_ellipsoid, shifted_sphere
 
 from evolax.algorithms.composite_de import CoDE
+from helpers import solve
 
 
 def distinct(r, i, n):

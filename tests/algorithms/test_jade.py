@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from evolax.algorithms.jade import JADE, truncated_cauchy
+from helpers import solve
 
 
 def np_cauchy(mu, f_u):
@@ -181,24 +182,6 @@ def test_truncated_cauchy_is_the_rejection_sampler(mu):
     )
     assert distance < 0.0085, distance
     assert abs(np.mean(F == 1) - np.mean(reference == 1)) < 0.01
-
-
-def solve(algo, function, dim, gens, n_seeds=3):
-    """The final best-ever fitness of ``n_seeds`` runs (one jit, called per seed)."""
-
-    def generation(state, key):
-        ask_key, tell_key = jax.random.split(key)
-        population, state = algo.ask(ask_key, state)
-        state, metrics = algo.tell(tell_key, state, population, function(population))
-        return state, metrics["best_fitness"]
-
-    @jax.jit
-    def run(key):
-        init_key, key = jax.random.split(key)
-        state = algo.init(init_key, jnp.zeros(dim))
-        return jax.lax.scan(generation, state, jax.random.split(key, gens))[1][-1]
-
-    return np.array([run(key) for key in jax.random.split(jax.random.key(0), n_seeds)])
 
 
 def shifted_ellipsoid(population):

@@ -6,9 +6,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_jade import shifted_ellipsoid, shifted_sphere, solve
+from test_jade import shifted_ellipsoid, shifted_sphere
 
 from evolax.algorithms.sade import SaDE, stochastic_universal_sampling, truncated_normal
+from helpers import solve
 
 
 class NumpySaDE:

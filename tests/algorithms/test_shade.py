@@ -3,9 +3,10 @@ numbers (the JADE pieces it shares come from test_jade), and on a shifted ellips
 
 import numpy as np
 import pytest
-from test_jade import np_cauchy, run_against_numpy, shifted_ellipsoid, solve
+from test_jade import np_cauchy, run_against_numpy, shifted_ellipsoid
 
 from evolax.algorithms.shade import SHADE
+from helpers import solve
 
 
 def shade_parameters(algo, params, d):
