@@ -28,6 +28,7 @@ def eight_devices(*args):
     return out
 
 
+@pytest.mark.slow  # 40 s; one-device meshes and two processes stay in the default run
 def test_eight_fake_devices_agree_and_split_the_population():
     out = eight_devices()
     for n in ("2", "8"):

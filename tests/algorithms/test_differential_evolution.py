@@ -156,6 +156,7 @@ class EvosaxDrawsDE(DifferentialEvolution):
         return jax.vmap(member)(jax.random.split(key, pop), jnp.arange(pop))
 
 
+@pytest.mark.slow  # a reference comparison (9 s)
 def test_generations_match_evosax_from_the_same_draws():
     """evosax 0.3.2's DifferentialEvolution with elitism=False and a fixed F (its
     differential_weight_min = max) is rand/1/bin as here: the same mutant, binomial crossover

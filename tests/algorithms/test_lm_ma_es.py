@@ -167,6 +167,7 @@ def test_small_dimension_needs_c_sigma(key):
     assert float(gaps[-1]) < 1e-8, float(gaps[-1])
 
 
+@pytest.mark.slow  # 10 s
 def test_runs_at_a_million_dimensions_in_o_m_d_memory(key):
     """d = 10^6 with the default m = 45 vectors and lambda = 6: a few finite generations, and
     no array anywhere in ask or tell (state, population or intermediate) has more than

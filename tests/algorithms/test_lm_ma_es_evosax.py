@@ -31,6 +31,7 @@ from helpers import best_after
 evosax = pytest.importorskip("evosax.algorithms")
 
 
+@pytest.mark.slow  # a reference comparison (13 s)
 def test_one_generation_matches_evosax_where_the_rules_agree():
     dim, lam, t = 40, 14, 3  # t = 3: three of the m = 15 vectors are in use
     rng = np.random.default_rng(0)
