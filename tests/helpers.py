@@ -1,6 +1,9 @@
 """Shared test helpers: a task and policy with closed-form returns, and run-folder readers."""
 
+import dataclasses
+import functools
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -9,9 +12,13 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 from jax.flatten_util import ravel_pytree
 
+from evolax.algorithms import SNES, OpenES
+from evolax.coco import bbob_runs
+from evolax.coco.report import report_tables
 from evolax.policies import Policy
 from evolax.tasks import Task
 
@@ -59,6 +66,13 @@ class Constant(Policy):
 def evolax_command(*args) -> list[str]:
     """The `evolax` command line, run with this interpreter."""
     return [sys.executable, "-m", "evolax.cli", *map(str, args)]
+
+
+def run_evolax(*args, cwd) -> subprocess.CompletedProcess:
+    """Run `evolax ARGS` in ``cwd`` as a user would; its output captured as text."""
+    return subprocess.run(
+        evolax_command(*args), cwd=cwd, capture_output=True, text=True, timeout=600
+    )
 
 
 def metric_rows(run_dir, kind: str, drop_wall_time: bool = False) -> list[dict]:
@@ -230,3 +244,29 @@ def quadratic(population):
     scales = jnp.asarray(rng.uniform(0.5, 3.0, 8), jnp.float32)
     target = jnp.asarray(rng.normal(size=8), jnp.float32)
     return -jnp.sum(scales[None] * (flat - target[None]) ** 2, axis=1)
+
+
+HELD_OUT = (2, 3, 5, 7, 9, 10, 12, 13, 14, 18, 21, 22, 23, 24)
+"""The BBOB functions the shipped LES and LGA weights were not meta-trained on."""
+
+
+@functools.cache
+def held_out_areas(label: str, learned) -> dict[str, dict[float, float]]:
+    """ECDF areas of ``learned`` (as ``label``), SNES and OpenES on the held-out functions
+    (d = 10, 5 seeds, population 16) after 100 d and 1000 d evaluations, as
+    ``benchmarks/meta_train_learned.py --mode evaluate`` measures them (the baselines with the
+    settings it chose on the training functions): ``{label: {budget: area}}``."""
+    contenders = {
+        label: learned,
+        "SNES": SNES(pop_size=16, init_std=1.0),
+        "OpenES": OpenES(pop_size=16, init_std=0.3, optimizer=optax.adam(0.3), std_decay=0.99),
+    }
+    areas: dict[str, dict[float, float]] = {}
+    for name, algorithm in contenders.items():
+        runs = bbob_runs(algorithm, 10, functions=HELD_OUT, seeds=5, budget=1000)
+        for budget in (100, 1000):
+            generations = -(-budget * runs.dim // runs.pop_size)
+            view = dataclasses.replace(runs, precision=runs.precision[..., :generations])
+            area = report_tables({name: view})["summary"][0]["ecdf_area"]
+            areas.setdefault(name, {})[budget] = area
+    return areas

@@ -84,6 +84,8 @@ SETTINGS = {
     "clpso": ([MLP_16, STD_05], 1000),
     "cso": ([MLP_16, STD_05], 1000),  # 64 of its 128 particles move: 900.2 at 450
     "sl_pso": ([MLP_16, STD_05], 1000),  # 908.7 at 200
+    "les": ([MLP_16, STD_05], 1000),  # 912.8 at 200
+    "lga": (["algorithm.init_std=0.03"], 1000),
     "code": ([MLP_16, STD_05, "algorithm.pop_size=66"], 1000),  # 3 trials for 22 members
     "sade": ([MLP_16, STD_05], 1000),
 }
@@ -117,6 +119,8 @@ CANNOT = {
     "clpso": "levels off at the balancing plateau: best test 695.6 at generation 700",
     "code": "levels off at the balancing plateau: best test 694.6 at generation 650",
     "sade": "levels off at the balancing plateau: best test 694.5 at generation 800",
+    "lga": "parents keep their first, noisy evaluation (plus-selection): best test 758.6 at "
+    "generation 50, then no progress (626.4 with init_std 0.1, 573.9 with MLP [16] and 0.5)",
     "map_elites": "selection is spread over the archive's cells and elites are kept on one "
     "noisy evaluation: best elite's test 712 (grid 8x8; 707 with 32x32, 682 with MLP [16])",
 }

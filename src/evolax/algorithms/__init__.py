@@ -31,6 +31,8 @@ from evolax.algorithms.hill_climbing import HillClimbing, HillClimbingState
 from evolax.algorithms.iamalgam_full import IAMaLGaMFull, IAMaLGaMFullState
 from evolax.algorithms.iamalgam_univariate import IAMaLGaMUnivariate, IAMaLGaMUnivariateState
 from evolax.algorithms.jade import JADE, JADEState
+from evolax.algorithms.les import LES, LESState
+from evolax.algorithms.lga import LGA, LGAState
 from evolax.algorithms.lm_ma_es import LMMAES, LMMAESState
 from evolax.algorithms.ma_es import MAES, MAESState
 from evolax.algorithms.map_elites import MAPElites, MAPElitesState, archive_metrics
@@ -70,6 +72,10 @@ from evolax.algorithms.sv_open_es import SVOpenES, SVOpenESState
 from evolax.algorithms.xnes import XNES, XNESState
 
 __all__ = [
+    "LES",
+    "LESState",
+    "LGA",
+    "LGAState",
     "CoDE",
     "CoDEState",
     "SaDE",
@@ -221,6 +227,8 @@ REGISTRY = {
     "sl_pso": SLPSO,
     "code": CoDE,
     "sade": SaDE,
+    "les": LES,
+    "lga": LGA,
 }
 """Algorithms by the short name a configuration gives (``algorithm.name``)."""
 
