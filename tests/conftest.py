@@ -9,6 +9,13 @@ jax.config.update("jax_numpy_rank_promotion", "raise")
 # trainers take their layouts unmeasured (tests/test_layout.py measures), as before it existed
 os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="evolax-test-cache-"))
 os.environ.setdefault("EVOLAX_MEASURE_LAYOUT", "0")
+# programs that take over a second to compile are compiled once per test run: the `evolax`
+# subprocesses of the CLI tests, and the workers, share one compilation cache
+RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID", str(os.getpid()))
+os.environ.setdefault(
+    "JAX_COMPILATION_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"evolax-test-jit-{RUN_ID}")
+)
+jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
 
 
 @pytest.fixture

@@ -2,14 +2,11 @@
 
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from helpers import evolax_command, shared_data_dir
+from helpers import run_evolax
 
 SMALL = [
     "--pop-size", "8", "--n-repeats", "2", "--max-steps", "50", "--hidden-sizes", "8",
@@ -18,18 +15,12 @@ SMALL = [
 ]  # fmt: skip
 
 
-def evolax(*args, cwd):
-    return subprocess.run(
-        evolax_command(*args), cwd=cwd, capture_output=True, text=True, timeout=600
-    )
-
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """One short hard cart-pole run, in the default run folder, shared by the tests of the
     other commands."""
     cwd = tmp_path_factory.mktemp("cli")
-    result = evolax(
+    result = run_evolax(
         "train", "--config", "cartpole_hard", *SMALL, "--generations", "6", "--tensorboard",
         cwd=cwd,
     )  # fmt: skip
@@ -70,143 +61,39 @@ def test_train_writes_config_metrics_summary_and_checkpoints(run):
 
 def test_eval_scores_the_saved_solution(run):
     run_dir, _ = run
-    result = evolax("eval", run_dir, "--episodes", "3", cwd=run_dir.parent)
+    result = run_evolax("eval", run_dir, "--episodes", "3", cwd=run_dir.parent)
     assert result.returncode == 0, result.stderr
     assert "over 3 episodes" in result.stdout and "best solution" in result.stdout
-    latest = evolax("eval", run_dir, "--checkpoint", "latest", "--episodes", "3", cwd=run_dir)
+    latest = run_evolax("eval", run_dir, "--checkpoint", "latest", "--episodes", "3", cwd=run_dir)
     assert "generation 6" in latest.stdout
 
 
 def test_plot_and_render_write_pictures(run):
     run_dir, _ = run
-    plot = evolax("plot", run_dir, cwd=run_dir.parent)
+    plot = run_evolax("plot", run_dir, cwd=run_dir.parent)
     assert plot.returncode == 0, plot.stderr
     with Image.open(run_dir / "learning_curves.png") as image:
         assert image.size[0] > 600
     gif = run_dir.parent / "episode.gif"
-    render = evolax("render", run_dir, "--out", gif, cwd=run_dir.parent)
+    render = run_evolax("render", run_dir, "--out", gif, cwd=run_dir.parent)
     assert render.returncode == 0, render.stderr
     with Image.open(gif) as image:
         assert image.n_frames > 1 and image.size == (600, 400)
 
 
-def test_seq2seq_trains_evaluates_and_renders_a_table(tmp_path):
-    run_dir = tmp_path / "s2s"
-    train = evolax(
-        "train", "seq2seq", "--pop-size", "8", "--hidden-size", "8", "--n-digits", "2",
-        "policy.output_length=3", "--batch-size", "16", "--generations", "2", "--log-interval",
-        "1", "--test-interval", "2", "--checkpoint-interval", "2", "--no-progress",
-        "--run-dir", run_dir, cwd=tmp_path,
-    )  # fmt: skip
-    assert train.returncode == 0, train.stderr
-    config = json.loads((run_dir / "config.json").read_text())
-    assert config["task"]["name"] == "seq2seq" and config["algorithm"]["pop_size"] == 8
-    assert config["algorithm"]["optimizer"]["learning_rate"] == 0.01
-    assert config["task"]["n_digits"] == 2
-    render = evolax("render", run_dir, cwd=tmp_path)
-    assert render.returncode == 0, render.stderr
-    assert "1 frame(s)" in render.stdout
-    with Image.open(run_dir / "predictions.png") as image:
-        assert image.size[1] > 100  # a header and 12 problems
-
-
-@pytest.mark.slow  # 29 s; MNIST through the library: tests/tasks/test_mnist.py
-def test_mnist_preset_trains_and_renders_predictions(tmp_path):
-    """The mnist preset, shortened: two generations of a small population on the real data."""
-    root = Path(
-        os.environ.get("EVOLAX_DATA_DIR") or Path(__file__).parents[1] / ".." / "shared" / "data"
-    )
-    folder = next(
-        (f for f in (root / "mnist", root) if (f / "t10k-labels-idx1-ubyte.gz").is_file()), None
-    )
-    if folder is None:
-        pytest.skip(f"no MNIST files in {root} (set EVOLAX_DATA_DIR)")
-    run_dir = tmp_path / "mnist"
-    train = evolax(
-        "train", "mnist", "--data-dir", folder, "--pop-size", "4", "--batch-size", "64",
-        "--generations", "2", "--log-interval", "1", "--test-interval", "2",
-        "--checkpoint-interval", "2", "--no-progress", "--run-dir", run_dir, cwd=tmp_path,
-    )  # fmt: skip
-    assert train.returncode == 0, train.stderr
-    summary = json.loads((run_dir / "summary.json").read_text())
-    assert 0.0 <= summary["final_test_mean"] <= 1.0  # accuracy on the 10,000 test images
-    config = json.loads((run_dir / "config.json").read_text())
-    assert config["algorithm"]["optimizer"]["name"] == "evojax_adam"  # EvoJAX's
-    assert config["trainer"]["init_scale"] == 0.0
-    render = evolax("render", run_dir, cwd=tmp_path)
-    assert render.returncode == 0, render.stderr
-    assert (run_dir / "predictions.png").is_file()
-
-
-def test_image_approximation_trains_and_renders_the_painting(tmp_path):
-    run_dir = tmp_path / "paint"
-    train = evolax(
-        "train", "image_approximation", "--pop-size", "8", "--pop-chunk", "2", "--n-triangles", "6",
-        "--canvas-size", "24,32", "--generations", "4", "--log-interval", "2",
-        "--test-interval", "4", "--checkpoint-interval", "4", "--no-progress",
-        "--run-dir", run_dir, cwd=tmp_path,
-    )  # fmt: skip
-    assert train.returncode == 0, train.stderr
-    config = json.loads((run_dir / "config.json").read_text())
-    optimizer = config["algorithm"]["optimizer"]
-    assert optimizer["name"] == "clipup" and optimizer["max_speed"] == 0.15
-    assert config["task"]["size"] == [24, 32] and config["policy"]["name"] == "direct"
-    render = evolax("render", run_dir, cwd=tmp_path)
-    assert render.returncode == 0, render.stderr
-    with Image.open(run_dir / "predictions.png") as image:
-        assert image.size[0] >= 2 * 32 and image.size[1] >= 24  # painting beside target
-
-
 def test_default_run_dir_and_refusal_to_overwrite(run):
     run_dir, _ = run
     assert run_dir.name.startswith("cartpole_hard-pgpe-seed42-")
-    again = evolax("train", "cartpole", *SMALL, "--run-dir", run_dir, cwd=run_dir.parent)
+    again = run_evolax("train", "cartpole", *SMALL, "--run-dir", run_dir, cwd=run_dir.parent)
     assert again.returncode == 2 and "already holds a run" in again.stderr
 
 
 def test_configs_lists_presets(tmp_path):
-    result = evolax("configs", cwd=tmp_path)
+    result = run_evolax("configs", cwd=tmp_path)
     for name in ("cartpole_easy", "cartpole_hard", "mnist", "seq2seq", "image_approximation"):
         assert f"{name}:" in result.stdout
 
 
 def test_version(tmp_path):
-    result = evolax("--version", cwd=tmp_path)
+    result = run_evolax("--version", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout.startswith("evolax ")
-
-
-@pytest.mark.slow  # 25 s: a one-step task's eval is batched like any other's
-def test_eval_of_an_mnist_run_fits_in_2_gb(tmp_path):
-    """`eval` takes its episodes from the run (MNIST's test is the whole test set, once), runs
-    a one-step task's episodes one after another, and finds the data the run recorded."""
-    data = shared_data_dir()
-    # a user's shell: not the XLA flags this test process was given (or tests set)
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["EVOLAX_DATA_DIR"] = str(data)
-    run_dir = tmp_path / "run"
-    train = ["train", "mnist", "--generations", "1", "--pop-size", "2", "--batch-size", "8"]
-    command = evolax_command(*train, "--no-progress", "--run-dir", run_dir)
-    subprocess.run(command, env=env, check=True, capture_output=True, timeout=600)
-    recorded = json.loads((run_dir / "config.json").read_text())["task"]["data"]
-    assert recorded["data_dir"] == str(data)
-    del env["EVOLAX_DATA_DIR"]  # eval finds the data through config.json
-    # the peak of this process's own memory (VmHWM): ru_maxrss would also count the pytest
-    # worker's, which Linux carries over into a child through fork and exec
-    measure = (
-        "import re, sys; from evolax.cli import main; code = main(sys.argv[1:]); "
-        "status = open('/proc/self/status').read(); "
-        "print(re.search(r'VmHWM:\\s+(\\d+) kB', status).group(1)); sys.exit(code)"
-    )
-    for episodes in ([], ["--episodes", "8"]):
-        result = subprocess.run(
-            [sys.executable, "-c", measure, "eval", str(run_dir), *episodes],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert result.returncode == 0, result.stderr
-        report, peak_kb = result.stdout.strip().splitlines()
-        assert f"over {episodes[1] if episodes else 1} episodes" in report
-        peak = f"eval {' '.join(episodes)} peaked at {int(peak_kb) / 1024**2:.1f} GB"
-        assert int(peak_kb) < 2 * 1024**2, f"{peak} (XLA_FLAGS here: {os.environ.get('XLA_FLAGS')})"
