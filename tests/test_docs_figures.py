@@ -44,6 +44,7 @@ def test_the_docs_quote_benchmark_tables():
         "bbob.md",
         "mnist_curve.md",
         "learned_es.md",
+        "waterworld_ma_curve.md",
     }
     assert tables <= quoted, f"not quoted: {sorted(tables - quoted)}"
 
