@@ -86,7 +86,10 @@ def test_every_field_with_a_default_takes_it_from_the_command_line(section, shor
             continue
         text = yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
         overrides.append(f"{section}.{f.name}={text}")
-    required = {"MAPElites": ["algorithm.descriptor_low=[0]", "algorithm.descriptor_high=[1]"]}
+    required = {
+        "MAPElites": ["algorithm.descriptor_low=[0]", "algorithm.descriptor_high=[1]"],
+        "NSGA2": ["algorithm.n_objectives=2"],
+    }
     config = resolve("cartpole_easy", overrides + required.get(cls.__name__, []))
     for assignment in overrides:
         key, _, text = assignment.partition("=")

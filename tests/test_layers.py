@@ -28,6 +28,7 @@ LAYERS: list[list[str]] = [
         "evolax.evojax_interop",
         "evolax.data",
         "evolax.problems",
+        "evolax.pareto",
         "evolax.schema",
     ],
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],

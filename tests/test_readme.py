@@ -22,8 +22,10 @@ def test_readme_python_blocks_run():
         jax.jit(painting.run, static_argnums=1)(painting.init(jax.random.key(0)), 5)
 
 
-def test_algorithms_guide_example_runs(capsys):
+def test_algorithms_guide_examples_run(capsys):
     guide = README.parent / "docs" / "algorithms.md"
-    (block,) = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
-    exec(compile(block, str(guide), "exec"), {})
+    cma, nsga2 = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
+    exec(compile(cma, str(guide), "exec"), {})
     assert float(capsys.readouterr().out) < 1e-6  # CMA-ES solves BBOB's Rosenbrock in d = 10
+    exec(compile(nsga2, str(guide), "exec"), {})
+    assert float(capsys.readouterr().out) > 0.95 * (1.21 - 1 / 3)  # NSGA-II's ZDT1 front

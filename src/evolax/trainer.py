@@ -139,6 +139,12 @@ class Trainer(eqx.Module):
                 f"{type(self.algorithm).__name__} needs {sorted(unknown)} in tell, which the "
                 f"trainer cannot provide (it provides descriptors)"
             )
+        if self.algorithm.objectives_shape:
+            raise ValueError(
+                f"{type(self.algorithm).__name__} takes a fitness vector per member, which the "
+                f"trainer cannot provide yet (tasks return one reward): call its ask and tell "
+                f"in your own loop"
+            )
         if self.uses_descriptors and self.task.descriptor_bounds is None:
             raise ValueError(
                 f"{type(self.algorithm).__name__} needs behaviour descriptors, but task "

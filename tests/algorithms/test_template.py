@@ -16,6 +16,7 @@ from evolax.algorithms import Algorithm
 REQUIRED = {
     "MAPElites": dict(grid_shape=(4, 4), descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0)),
     "CoDE": dict(pop_size=18),  # three trials for each of 6 members (rand/2 draws 5 others)
+    "NSGA2": dict(n_objectives=2),
 }
 """Constructor arguments an algorithm needs besides (or instead of) ``pop_size = POP``."""
 
@@ -55,6 +56,24 @@ def test_every_exported_algorithm_is_covered():
 def sphere(population):
     leaves = jax.tree.leaves(population)
     return -sum(jnp.sum(leaf.reshape(leaf.shape[0], -1) ** 2, axis=1) for leaf in leaves)
+
+
+def objectives(algo, population, values=None):
+    """The sphere as the fitness (``[pop]``), or, for ``m`` objectives, ``m`` increasing
+    functions of it (``[pop, m]``, so their sum ranks as the sphere does); ``values`` replace
+    it (the first objective) where they are not finite."""
+    f = sphere(population)
+    if values is not None:
+        f = jnp.where(jnp.isfinite(values), f, jnp.asarray(values, f.dtype))
+    if not algo.objectives_shape:
+        return f
+    others = [sphere(population) * (k + 1) + k for k in range(1, algo.objectives_shape[0])]
+    return jnp.stack([f, *others], axis=1)
+
+
+def score(fitness):
+    """The scalar the template ranks the best-ever by: the fitness, or its objectives' sum."""
+    return fitness if fitness.ndim == 1 else fitness.sum(axis=1)
 
 
 def extra_inputs(algo, key):
@@ -98,12 +117,14 @@ def test_fitness_rule(cls, kwargs, x64):
         # two clean generations first, so population algorithms hold evaluated members
         for k in jax.random.split(key, 2):
             population, state = algo.ask(k, state)
-            state, _ = tell(k, state, population, sphere(population), **extra_inputs(algo, k))
+            state, _ = tell(
+                k, state, population, objectives(algo, population), **extra_inputs(algo, k)
+            )
 
         for name, pattern in PATTERNS.items():
             population, asked = algo.ask(jax.random.key(7), state)
             values = np.resize(pattern, algo.pop_size)  # the pattern repeated
-            fitness = jnp.where(jnp.isfinite(values), sphere(population), values.astype(dtype))
+            fitness = objectives(algo, population, values.astype(dtype))
             new, metrics = tell(key, asked, population, fitness, **extra_inputs(algo, key))
             assert sound(new), (name, new)
             assert int(metrics["nonfinite"]) == int(np.sum(~np.isfinite(values))), name
@@ -120,14 +141,14 @@ def test_fitness_rule(cls, kwargs, x64):
                 if np.array_equal(row, previous):
                     continue  # an elite: the best-ever genome, evaluated again
                 assert not np.array_equal(best, row) and not np.array_equal(genome, row), name
-            finite_best = float(np.max(np.where(np.isfinite(values), fitness, -np.inf)))
+            finite_best = float(np.max(np.where(np.isfinite(values), score(fitness), -np.inf)))
             assert float(new.best_fitness) == max(finite_best, float(state.best_fitness)), name
             assert best.dtype == dtype and np.isfinite(best).all(), name
 
         # a generation with no finite fitness leaves the algorithm's state as it was
         population, asked = algo.ask(jax.random.key(8), state)
         for value in (jnp.nan, -jnp.inf):
-            fitness = jnp.full(algo.pop_size, value, dtype)
+            fitness = jnp.full((algo.pop_size, *algo.objectives_shape), value, dtype)
             new, metrics = tell(key, asked, population, fitness, **extra_inputs(algo, key))
             assert float(metrics["skipped"]) == 1.0
             assert int(new.generation) == int(asked.generation) + 1

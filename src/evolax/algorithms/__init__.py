@@ -39,6 +39,7 @@ from evolax.algorithms.map_elites import MAPElites, MAPElitesState, archive_metr
 from evolax.algorithms.mr15_ga import MR15GA, MR15GAState
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.noise_reuse_es import NoiseReuseES, NoiseReuseESState
+from evolax.algorithms.nsga2 import NSGA2, NSGA2State
 from evolax.algorithms.open_es import OpenES, OpenESState
 from evolax.algorithms.persistent_es import PersistentES, PersistentESState
 from evolax.algorithms.pgpe import PGPE, PGPEState
@@ -149,6 +150,8 @@ __all__ = [
     "LMMAESState",
     "MAPElites",
     "MAPElitesState",
+    "NSGA2",
+    "NSGA2State",
     "OpenES",
     "OpenESState",
     "PGPE",

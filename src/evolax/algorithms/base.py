@@ -12,7 +12,9 @@ utility, value-based ones the worst finite fitness (:mod:`evolax.algorithms.shap
 never pull the search toward themselves, and they never become the best-ever. A generation in
 which no fitness is finite, or whose update breaks down numerically (NaN or ``+inf`` in the
 new state, a spread that is not positive), leaves the algorithm's state as it was; the metrics
-``nonfinite`` and ``skipped`` count both.
+``nonfinite`` and ``skipped`` count both. With several objectives (``fitness`` of shape
+``[pop, m]``, :attr:`Algorithm.objectives_shape`), an individual with any non-finite objective
+gets ``-inf`` in all of them.
 """
 
 from __future__ import annotations
@@ -108,6 +110,12 @@ class Algorithm(eqx.Module, Generic[S]):
     def __check_init__(self):
         check_positive_int("pop_size", self.pop_size)
 
+    @property
+    def objectives_shape(self) -> tuple[int, ...]:
+        """The shape of one individual's fitness: ``()``, or ``(m,)`` for an algorithm of
+        ``m`` objectives (whose best-ever genome is the one with the largest sum)."""
+        return ()
+
     # ---- the maths, written by each algorithm ---------------------------------------------
 
     @abc.abstractmethod
@@ -151,7 +159,8 @@ class Algorithm(eqx.Module, Generic[S]):
     def tell(
         self, key: PRNGKey, state: S, population: Population, fitness: Fitness, **extra: Any
     ) -> tuple[S, Metrics]:
-        """Update the state from the fitness (``[pop_size]``, higher is better).
+        """Update the state from the fitness (``[pop_size]``, higher is better; a
+        multi-objective algorithm takes ``[pop_size, n_objectives]``, each maximised).
 
         ``key`` feeds algorithms whose update is random (others ignore it); ``extra`` holds
         the inputs named in :attr:`extra_inputs`.
@@ -163,16 +172,19 @@ class Algorithm(eqx.Module, Generic[S]):
                 f"extra_inputs), got none"
             )
         best_flat, unravel = ravel_pytree(state.best_genome)
-        fitness = check_fitness(fitness, self.pop_size, best_flat.dtype)
+        fitness = check_fitness(fitness, self.pop_size, best_flat.dtype, self.objectives_shape)
         x = flatten_population(population, self.pop_size, best_flat.shape[0])
-        finite = jnp.isfinite(fitness)
-        fitness = jnp.where(finite, fitness, -jnp.inf)
+        finite = jnp.all(jnp.isfinite(fitness.reshape(self.pop_size, -1)), axis=1)
+        fitness = jnp.where(
+            finite.reshape(finite.shape + (1,) * (fitness.ndim - 1)), fitness, -jnp.inf
+        )
         new, metrics = self._tell(key, state, x, fitness, **extra)
         keep = jnp.any(finite) & self._healthy(new)
         new = jax.lax.cond(keep, lambda: new, lambda: state)  # a select under vmap
-        top = jnp.argmax(fitness)
-        improved = fitness[top] > state.best_fitness
-        best_fitness = jnp.where(improved, fitness[top], state.best_fitness)
+        score = fitness.reshape(self.pop_size, -1).sum(axis=1)  # several objectives: their sum
+        top = jnp.argmax(score)
+        improved = score[top] > state.best_fitness
+        best_fitness = jnp.where(improved, score[top], state.best_fitness)
         new = new.replace(
             best_genome=unravel(jnp.where(improved, x[top], best_flat)),
             best_fitness=best_fitness,
@@ -265,11 +277,15 @@ def check_min_pop_size(pop_size: int, minimum: int, why: str) -> None:
         raise ValueError(f"pop_size must be at least {minimum} {why}, got {pop_size}")
 
 
-def check_fitness(fitness: Fitness, pop_size: int, dtype=jnp.float32) -> Float[Array, " pop"]:
-    """Check ``fitness`` has shape ``(pop_size,)`` (at trace time) and cast it to ``dtype``."""
-    shape = jnp.shape(fitness)
-    if shape != (pop_size,):
-        raise ValueError(f"fitness must have shape (pop_size,) = ({pop_size},), got {shape}")
+def check_fitness(
+    fitness: Fitness, pop_size: int, dtype=jnp.float32, objectives: tuple[int, ...] = ()
+) -> Float[Array, " pop *m"]:
+    """Check ``fitness`` has shape ``(pop_size, *objectives)`` (at trace time) and cast it to
+    ``dtype``."""
+    shape, expected = jnp.shape(fitness), (pop_size, *objectives)
+    if shape != expected:
+        names = "(pop_size, n_objectives)" if objectives else "(pop_size,)"
+        raise ValueError(f"fitness must have shape {names} = {expected}, got {shape}")
     return jnp.asarray(fitness, dtype)
 
 

@@ -1,0 +1,134 @@
+"""What the multi-objective genetic algorithms share: ``n_objectives`` maximised objectives,
+optional box bounds, a first population, and Deb's real-coded variation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float, Int
+
+from evolax.algorithms.base import normal
+from evolax.algorithms.real_coded import polynomial_mutation, simulated_binary_crossover
+from evolax.types import PRNGKey
+from evolax.validation import check_in_interval, check_non_negative, check_positive
+
+__all__ = ["RealCoded"]
+
+
+def _bound(value: float | Sequence[float] | None) -> tuple[float, ...] | None:
+    return None if value is None else tuple(float(v) for v in np.ravel(value))
+
+
+class RealCoded(eqx.Module):
+    """Fields and steps of a multi-objective GA over real vectors; mixed in before the
+    algorithm's base class.
+
+    Args:
+        pop_size: number of members kept, and of children per generation.
+        n_objectives: ``m``, the length of each fitness vector (at least 2).
+        lower, upper: the box the genomes stay in: one value for every variable, one per
+            variable, or ``None`` for no bound. With both bounds finite the first population is
+            uniform in the box and mutation is polynomial; otherwise it is ``x0 + init_std *
+            N(0, I)`` and mutation Gaussian.
+        crossover_prob: probability that a pair of parents crosses (SBX), in ``[0, 1]``.
+        crossover_eta: SBX's distribution index, ``>= 0`` (larger: children nearer parents).
+        mutation_eta: polynomial mutation's distribution index, ``>= 0``.
+        mutation_rate: probability that a variable mutates, in ``[0, 1]``; ``None``: ``1 / D``.
+        mutation_std: std of the Gaussian mutation of unbounded variables, ``>= 0``.
+        init_std: spread of the first population around ``x0`` when unbounded, positive.
+    """
+
+    pop_size: int = eqx.field(static=True)
+    n_objectives: int = eqx.field(static=True)
+    lower: tuple[float, ...] | None = eqx.field(default=None, static=True, converter=_bound)
+    upper: tuple[float, ...] | None = eqx.field(default=None, static=True, converter=_bound)
+    crossover_prob: float = 0.9
+    crossover_eta: float = 15.0
+    mutation_eta: float = 20.0
+    mutation_rate: float | None = None
+    mutation_std: float = 0.1
+    init_std: float = 0.1
+
+    @property
+    def objectives_shape(self) -> tuple[int, ...]:
+        return (self.n_objectives,)
+
+    def __check_init__(self):
+        if isinstance(self.n_objectives, bool) or not isinstance(self.n_objectives, int):
+            raise ValueError(f"n_objectives must be an integer >= 2, got {self.n_objectives!r}")
+        if self.n_objectives < 2:
+            raise ValueError(f"n_objectives must be an integer >= 2, got {self.n_objectives}")
+        for name, bound in (("lower", self.lower), ("upper", self.upper)):
+            if bound is not None and any(np.isnan(bound)):
+                raise ValueError(f"{name} must hold numbers or infinities, got NaN")
+        if self.lower is not None and self.upper is not None:
+            low, high = np.asarray(self.lower), np.asarray(self.upper)
+            if low.size > 1 and high.size > 1 and low.size != high.size:
+                raise ValueError(
+                    f"lower and upper must have one value or the same length, got {low.size} "
+                    f"and {high.size}"
+                )
+            if not np.all(low < high):
+                raise ValueError(f"lower must be below upper, got {self.lower} and {self.upper}")
+        check_in_interval("crossover_prob", self.crossover_prob, 0.0, 1.0)
+        check_non_negative("crossover_eta", self.crossover_eta)
+        check_non_negative("mutation_eta", self.mutation_eta)
+        if self.mutation_rate is not None:
+            check_in_interval("mutation_rate", self.mutation_rate, 0.0, 1.0)
+        check_non_negative("mutation_std", self.mutation_std)
+        check_positive("init_std", self.init_std)
+
+    def bounds(
+        self, like: Float[Array, " dim"]
+    ) -> tuple[Float[Array, " dim"], Float[Array, " dim"]]:
+        """The lower and upper bound of each variable of a genome ``like`` (``[D]``)."""
+        dim = like.shape[0]
+        out = []
+        for name, bound, empty in (("lower", self.lower, -jnp.inf), ("upper", self.upper, jnp.inf)):
+            if bound is not None and len(bound) not in (1, dim):
+                raise ValueError(
+                    f"{name} must have one value or one per variable ({dim}), got {len(bound)}"
+                )
+            value = empty if bound is None else jnp.asarray(bound, like.dtype)
+            out.append(jnp.broadcast_to(jnp.asarray(value, like.dtype), (dim,)))
+        return out[0], out[1]
+
+    def first_population(self, key: PRNGKey, x0: Float[Array, " dim"]) -> Float[Array, "pop dim"]:
+        """Uniform in the box where both bounds are finite, else ``x0 + init_std N(0, I)``
+        (kept inside a one-sided bound)."""
+        lower, upper = self.bounds(x0)
+        uniform_key, normal_key = jax.random.split(key)
+        shape = (self.pop_size, x0.shape[0])
+        lower, upper = lower[None], upper[None]
+        boxed = jnp.isfinite(upper - lower)
+        safe_low, safe_high = jnp.where(boxed, lower, 0.0), jnp.where(boxed, upper, 1.0)
+        uniform = jax.random.uniform(uniform_key, shape, x0.dtype, safe_low, safe_high)
+        around = x0[None] + self.init_std * normal(normal_key, shape, x0)
+        return jnp.clip(jnp.where(boxed, uniform, around), lower, upper)
+
+    def offspring(
+        self, key: PRNGKey, population: Float[Array, "n dim"], parents: Int[Array, " pairs2"]
+    ) -> Float[Array, "pop dim"]:
+        """``pop_size`` children of the ``population`` rows ``parents`` (``2 * ceil(pop / 2)``
+        indices: the first half pairs with the second) by SBX, then mutation."""
+        cross_key, mutate_key = jax.random.split(key)
+        lower, upper = self.bounds(population[0])
+        half = parents.shape[0] // 2
+        first, second = population[parents[:half]], population[parents[half:]]
+        one, two = simulated_binary_crossover(
+            cross_key, first, second, lower, upper, self.crossover_eta, self.crossover_prob
+        )
+        children = jnp.concatenate([one, two])[: self.pop_size]
+        return polynomial_mutation(
+            mutate_key,
+            children,
+            lower,
+            upper,
+            self.mutation_eta,
+            self.mutation_rate,
+            self.mutation_std,
+        )

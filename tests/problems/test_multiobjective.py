@@ -1,0 +1,76 @@
+"""ZDT and DTLZ: their Pareto-optimal sets map onto the published fronts, points off them are
+dominated, and each true front sampled by ``pareto_front`` satisfies its closed form; pymoo's
+values at random points in test_pareto_pymoo.py (slow)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from evolax.problems.multiobjective import (
+    MULTIOBJECTIVE_PROBLEMS,
+    dtlz1,
+    dtlz2,
+    pareto_front,
+    zdt1,
+    zdt2,
+    zdt3,
+)
+
+N = 30
+
+
+def optimal(name, x1, n=N, m=2):
+    """Pareto-optimal inputs: position variables ``x1``, the rest at their optimum."""
+    rest = 0.5 if name.startswith("dtlz") else 0.0
+    return jnp.concatenate([x1, jnp.full((*x1.shape[:-1], n - x1.shape[-1]), rest)], axis=-1)
+
+
+@pytest.mark.parametrize(
+    ("problem", "curve"),
+    [(zdt1, lambda f1: 1 - np.sqrt(f1)), (zdt2, lambda f1: 1 - f1**2)],
+)
+def test_zdt_optima_lie_on_the_front(problem, curve):
+    x1 = jnp.linspace(0.0, 1.0, 11)[:, None]
+    f = np.asarray(problem(optimal("zdt", x1)))
+    np.testing.assert_allclose(f[:, 0], np.asarray(x1[:, 0]), atol=1e-6)
+    np.testing.assert_allclose(f[:, 1], curve(f[:, 0]), atol=1e-6)
+    # any other tail raises g, so f2 rises at the same f1
+    worse = np.asarray(problem(optimal("zdt", x1).at[:, 5].set(0.3)))
+    assert np.all(worse[:, 1] > f[:, 1])
+
+
+def test_dtlz_optima_lie_on_plane_and_sphere():
+    x = jax.random.uniform(jax.random.key(0), (50, 2))
+    plane = dtlz1(optimal("dtlz", x, n=7, m=3))
+    np.testing.assert_allclose(np.asarray(plane).sum(-1), 0.5, atol=1e-6)
+    sphere = dtlz2(optimal("dtlz", x, n=12, m=3))
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(sphere), axis=-1), 1.0, atol=1e-6)
+    assert dtlz2(jnp.zeros((4, 9)), n_objectives=5).shape == (4, 5)
+
+
+@pytest.mark.parametrize("name", sorted(MULTIOBJECTIVE_PROBLEMS))
+def test_sampled_fronts_satisfy_their_closed_forms(name):
+    front = pareto_front(name, 200, n_objectives=3)
+    if name in ("zdt1", "zdt4"):
+        np.testing.assert_allclose(front[:, 1], 1 - np.sqrt(front[:, 0]))
+    elif name in ("zdt2", "zdt6"):
+        np.testing.assert_allclose(front[:, 1], 1 - front[:, 0] ** 2)
+    elif name == "zdt3":
+        assert 30 < len(front) < 200  # the dominated parts of the curve are gone
+        on_curve = zdt3(optimal("zdt", jnp.asarray(front[:, :1])))
+        np.testing.assert_allclose(np.asarray(on_curve), front, atol=1e-5)
+    elif name == "dtlz1":
+        assert front.shape[1] == 3 and len(front) >= 200
+        np.testing.assert_allclose(front.sum(-1), 0.5)
+    else:
+        np.testing.assert_allclose(np.linalg.norm(front, axis=-1), 1.0)
+
+
+def test_bad_inputs_are_one_line_errors():
+    with pytest.raises(ValueError, match=r"^zdt1: x must have shape \(\.\.\., n\) with n >= 2"):
+        zdt1(jnp.zeros(1))
+    with pytest.raises(ValueError, match=r"^n_objectives must be at least 2, got 1$"):
+        dtlz2(jnp.zeros(5), n_objectives=1)
+    with pytest.raises(ValueError, match=r"^name must be one of \["):
+        pareto_front("zdt5")
