@@ -29,9 +29,9 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def slow(session: nox.Session) -> None:
     """Long checks: EvoJAX's published cart-pole scores, seq2seq learning addition, whole BBOB
-    runs against evosax and pycma, the DE and PSO variants against EvoX, 8 fake devices
-    composing and splitting episodes."""
-    session.install("-e", ".[test,reference-torch]")
+    runs against evosax and pycma, the DE and PSO variants against EvoX, the multi-objective
+    algorithms against pymoo, 8 fake devices composing and splitting episodes."""
+    session.install("-e", ".[test,reference-torch,reference-qd-mo]")
     session.run("pytest", "-m", "slow", "-v", *session.posargs, env=_env())
 
 
