@@ -14,7 +14,7 @@ Run with `nox -s bench -- evosax` (installs evosax 0.3.2 beside evolax), or dire
 of an earlier commit) in the same run, and the table gains its speed-up over evosax and the
 ratio of the two evolax versions (named by ``--baseline-name`` and ``--name``). Writes
 ``benchmarks/results/evosax_speed.json`` and ``.md`` (``--out``; the table docs/results.md
-quotes).
+quotes); without ``--baseline``, the cases not measured again keep their rows from the last run.
 """
 
 from __future__ import annotations
@@ -31,20 +31,22 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-from results_table import write_results
+from results_table import previous_rows, write_results
 from side_by_side import serve, summary, time_workers
 
 
 @dataclasses.dataclass(frozen=True)
 class Case:
     """One comparison: evosax's class, the problem's size and the shared settings (the initial
-    std, and Adam's learning rate on the mean where the algorithm takes an optimizer)."""
+    std, and Adam's learning rate on the mean where the algorithm takes an optimizer); and
+    evolax's options that make its work evosax's (``per_particle_draws`` for PSO)."""
 
     evosax: str
     dim: int
     pop: int
     std: float
     lr: float | None = None
+    options: tuple[tuple[str, object], ...] = ()
 
 
 BIG, MEDIUM, SMALL = 100_000, 10_000, 1_000  # isotropic/diagonal, population, full-matrix
@@ -68,7 +70,7 @@ CASES = {
     "samr_ga": Case("SAMR_GA", MEDIUM, 1024, 0.05),
     "gesmr_ga": Case("GESMR_GA", MEDIUM, 1024, 0.05),
     "de": Case("DifferentialEvolution", MEDIUM, 1024, 0.05),
-    "pso": Case("PSO", MEDIUM, 1024, 0.05),
+    "pso": Case("PSO", MEDIUM, 1024, 0.05, options=(("per_particle_draws", True),)),
     "hill_climbing": Case("HillClimbing", MEDIUM, 1024, 0.05),
     "simulated_annealing": Case("SimulatedAnnealing", MEDIUM, 1024, 0.05),
     "gradientless_descent": Case("GradientlessDescent", MEDIUM, 1024, 0.05),
@@ -103,7 +105,7 @@ def evolax_loop(case: str):
     kwargs = {"sigma" if old_api and case == "open_es" else "init_std": c.std}
     if c.lr is not None:
         kwargs["optimizer"] = optax.adam(c.lr)
-    algo = cls(c.pop, **kwargs)
+    algo = cls(c.pop, **kwargs, **dict(c.options))
 
     def generation(state, key):
         population, state = algo.ask(key, state)
@@ -212,6 +214,7 @@ def table(names: tuple[str, str] | None, rows: list[dict]) -> str:
     for row in rows:
         c = CASES[row["case"]]
         settings = f"adam {c.lr:g}, std {c.std:g}" if c.lr else f"std {c.std:g}"
+        settings += "".join(f", {k}" if v is True else f", {k} {v}" for k, v in c.options)
         t, q = row["seconds_per_generation"], row["f_ratio"]
         line = (
             f"| {row['case']} ({settings}) | {row['dim']:,} | {row['pop_size']} "
@@ -245,7 +248,8 @@ def main() -> None:
     if args.worker:
         return worker(*args.worker, args.quality_generations, args.quality_seeds)
 
-    rows = {}
+    # cases not measured again keep their rows from the last run (unless a baseline is timed)
+    rows = {} if args.baseline else {r["case"]: r for r in previous_rows(args.out)}
     for case in args.cases.split(","):
         if case not in CASES:
             sys.exit(f"unknown case {case!r}; choose from {sorted(CASES)}")
@@ -287,13 +291,13 @@ def main() -> None:
     write_results(
         args.out,
         "shifted sphere, ask + evaluate + tell in one jitted lax.scan",
-        list(rows.values()),
+        [rows[case] for case in CASES if case in rows],
         partial(table, names),
         quality_generations=args.quality_generations,
         quality_seeds=args.quality_seeds,
         versions={name: version(name) for name in ("evolax", "evosax", "jax")},
     )
-    print(table(names, list(rows.values())))
+    print(table(names, [rows[case] for case in CASES if case in rows]))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The algorithms' Gaussian noise: distribution, determinism, and vmap equal to separate draws."""
+"""The algorithms' Gaussian and uniform noise: distribution, determinism, and vmap equal to
+separate draws."""
 
 import jax
 import jax.numpy as jnp
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evolax.algorithms.noise import gaussian
+from evolax.algorithms.noise import gaussian, uniform
 
 
 def test_draws_are_standard_normal():
@@ -19,6 +20,18 @@ def test_draws_are_standard_normal():
     y = x.reshape(400, 1000)
     assert abs(np.corrcoef(y[:, 0], y[:, 1])[0, 1]) < 0.2
     assert abs(np.corrcoef(y[0], y[1])[0, 1]) < 0.15
+
+
+def test_uniform_draws_are_uniform_and_batch_like_separate_draws():
+    u = np.asarray(uniform(jax.random.key(0), (200, 1000)), np.float64).ravel()
+    assert stats.kstest(u, "uniform").pvalue > 1e-3
+    assert u.min() >= 0.0 and u.max() < 1.0
+    keys = jax.random.split(jax.random.key(1), 3)
+    batched = jax.jit(jax.vmap(lambda k: uniform(k, (4, 6))))(keys)
+    for i, key in enumerate(keys):
+        np.testing.assert_array_equal(batched[i], uniform(key, (4, 6)))
+    with pytest.raises(TypeError, match="dtype"):
+        uniform(jax.random.key(0), (3,), jnp.int32)
 
 
 def test_pure_function_of_key_and_keys_differ():

@@ -258,3 +258,17 @@ def test_rejects_bad_configuration():
             PSO(**kwargs)
     inertia = PSO(pop_size=8, velocity_rule="inertia")
     assert (inertia.inertia, inertia.cognitive, inertia.social) == (0.7298, 1.49618, 1.49618)
+
+
+def test_per_particle_draws_share_r_across_coordinates():
+    algo = PSO(pop_size=8, per_particle_draws=True)
+    r1, r2 = algo.draws(jax.random.key(0), jnp.zeros((8, 5)))
+    assert r1.shape == r2.shape == (8, 1) and not np.array_equal(r1, r2)
+    state = algo.init(jax.random.key(0), jnp.zeros(5))
+    x, state = algo.ask(jax.random.key(1), state)
+    state, _ = algo.tell(jax.random.key(2), state, x, -jnp.sum((x - 1.0) ** 2, axis=1))
+    # from zero velocity, each particle moves along c1 r1 (p - x) + c2 r2 (g - x) with p = x
+    g = state.personal_best[jnp.argmax(state.personal_best_fitness)]
+    r1, r2 = algo.draws(jax.random.key(2), x)
+    step = algo.constriction * algo.social * r2 * (g[None] - x)
+    np.testing.assert_allclose(state.velocities, step, rtol=1e-5, atol=1e-6)

@@ -188,13 +188,16 @@ class CRFMNES(DistributionAlgorithm[CRFMNESState]):
         feasible = fitness > -jnp.inf  # the template hands every non-finite fitness as -inf
         z_sq = jnp.sum(z**2, axis=1)
         order = jnp.lexsort((jnp.where(feasible, -fitness, z_sq), ~feasible))
-        z, y, z_sq = z[order], y[order], z_sq[order]
+        z_sq = z_sq[order]  # the weights below are by rank; the rows of z and y stay put
         lam_f = jnp.sum(feasible).astype(dtype)
+
+        def unsorted(w):  # weights by rank -> weights of the rows as told
+            return jnp.zeros_like(w).at[order].set(w)
 
         w_rank = jnp.asarray(p.w_rank, dtype)
         p_sigma = (1 - p.c_sigma) * state.p_sigma + math.sqrt(
             p.c_sigma * (2 - p.c_sigma) * p.mu_eff
-        ) * jnp.dot(w_rank, z, precision=HIGHEST)
+        ) * jnp.dot(unsorted(w_rank), z, precision=HIGHEST)
         p_sigma_norm = jnp.linalg.norm(p_sigma)
 
         # distance weights w_hat_i exp(alpha |z_i|), normalised in log space (no overflow)
@@ -211,6 +214,9 @@ class CRFMNES(DistributionAlgorithm[CRFMNESState]):
         eta_sigma = jnp.where(
             moving, 1.0, jnp.where(p_sigma_norm >= 0.1 * p.chi_n, eta_stag, eta_conv)
         )
+
+        grad_sigma = jnp.dot(weights, z_sq - dim, precision=HIGHEST) / dim
+        weights = unsorted(weights)
 
         # mean (eta_m = 1) and p_c; x_i - m = sigma D y_i
         step_y = jnp.dot(weights, y, precision=HIGHEST)
@@ -250,7 +256,6 @@ class CRFMNES(DistributionAlgorithm[CRFMNESState]):
         log_det = jnp.sum(jnp.log(new_d)) / dim + jnp.log1p(jnp.sum(new_v**2)) / (2 * dim)
         new_d = new_d / jnp.exp(log_det)  # a non-positive entry makes it NaN: skipped
 
-        grad_sigma = jnp.dot(weights, z_sq - dim, precision=HIGHEST) / dim
         std = sigma * jnp.exp(0.5 * eta_sigma * grad_sigma)
 
         new_state = state.replace(mean=mean, std=std, v=new_v, d=new_d, p_sigma=p_sigma, p_c=p_c)

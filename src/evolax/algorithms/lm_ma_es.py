@@ -201,11 +201,12 @@ class LMMAES(DistributionAlgorithm[LMMAESState]):
         dim = state.mean.shape[0]
         p = self.parameters(dim)
         d = (x - state.mean[None]) / state.std
-        z = self.inverse_transform(state, d)
 
         weights = rank_utilities(fitness, p.weights)  # by rank; non-finite fitness: 0
         d_w = jnp.dot(weights, d, precision=HIGHEST)
-        z_w = jnp.dot(weights, z, precision=HIGHEST)
+        # z_i = T^-1 d_i is linear, so the weighted sum of the z_i is T^-1 d_w: one vector
+        # goes back through the m maps, not the population
+        z_w = self.inverse_transform(state, d_w[None])[0]
 
         mean = state.mean + state.std * d_w
         p_sigma = (1 - p.c_sigma) * state.p_sigma + math.sqrt(

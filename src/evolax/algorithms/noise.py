@@ -1,4 +1,5 @@
-"""Standard normal noise for the algorithms' populations, drawn with XLA's own Threefry.
+"""Standard normal and uniform noise for the algorithms' populations, drawn with XLA's own
+Threefry.
 
 `jax.random.normal` builds Threefry-2x32 out of HLO operations; XLA's ``RngBitGenerator`` op
 runs the same generator natively and draws bits about three times faster on CPU, which is
@@ -6,8 +7,8 @@ most of a generation for an evolution strategy at d = 1e5 (see docs/results.md).
 a pure function of the key, like `jax.random.normal`, but its stream is different.
 
 Under `jax.vmap`, JAX batches ``rng_bit_generator`` with the first key of the batch only;
-:func:`gaussian` therefore carries its own batching rule, which draws for each key in turn,
-so a vmapped draw equals the separate draws.
+:func:`random_bits` (under :func:`gaussian` and :func:`uniform`) therefore carries its own
+batching rule, which draws for each key in turn, so a vmapped draw equals the separate draws.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jaxtyping import Array, Float
+from jaxtyping import Array, Float, UInt32
 
 from evolax.algorithms.unbatched import one_at_a_time
 from evolax.types import PRNGKey
@@ -40,29 +41,50 @@ def gaussian(
         shape: the output shape.
         dtype: a floating dtype for the result.
     """
+    bits = random_bits(key, shape)
+    _check_float(dtype)
+    # the top 23 bits as a float in [1, 2), then uniform in (-1, 1) as jax.random.normal
+    unit = lax.bitcast_convert_type((bits >> (32 - _MANTISSA_BITS)) | _ONE_BITS, jnp.float32)
+    uniform = jnp.maximum(_LOW, 2.0 * unit - 3.0)
+    return (np.float32(math.sqrt(2.0)) * lax.erf_inv(uniform)).astype(dtype)
+
+
+def uniform(
+    key: PRNGKey, shape: Sequence[int], dtype: jnp.dtype = jnp.float32
+) -> Float[Array, "..."]:
+    """Independent uniform ``[0, 1)`` draws of ``shape`` (23 random mantissa bits, as
+    `jax.random.uniform`; computed in float32, cast to ``dtype``)."""
+    bits = random_bits(key, shape)
+    _check_float(dtype)
+    unit = lax.bitcast_convert_type((bits >> (32 - _MANTISSA_BITS)) | _ONE_BITS, jnp.float32)
+    return (unit - 1.0).astype(dtype)
+
+
+def random_bits(key: PRNGKey, shape: Sequence[int]) -> UInt32[Array, "..."]:
+    """Random ``uint32`` bits of ``shape`` from XLA's Threefry, seeded by ``key``."""
     shape = tuple(int(n) for n in shape)
     if any(n < 0 for n in shape):
         raise ValueError(f"shape must have non-negative sizes, got {shape}")
+    seed = jax.random.bits(key, (4,), jnp.uint32)  # XLA's Threefry takes a 128-bit state
+    return _draw(shape)(seed)
+
+
+def _check_float(dtype) -> None:
     if not jnp.issubdtype(dtype, jnp.floating):
         raise TypeError(f"dtype must be a floating dtype, got {dtype}")
-    seed = jax.random.bits(key, (4,), jnp.uint32)  # XLA's Threefry takes a 128-bit state
-    return _draw(shape)(seed).astype(dtype)
 
 
 @cache
 def _draw(shape: tuple[int, ...]):
-    """The draw of one ``shape`` as a function of the seed ``u32[4]``, batched key by key."""
+    """The bits of one ``shape`` as a function of the seed ``u32[4]``, batched key by key."""
 
     @one_at_a_time  # vmapped, key by key: the same draws as unbatched
     def draw(seed):
         if math.prod(shape) == 0:
-            return jnp.zeros(shape, jnp.float32)
+            return jnp.zeros(shape, jnp.uint32)
         _, bits = lax.rng_bit_generator(
             seed, shape, dtype=jnp.uint32, algorithm=lax.RandomAlgorithm.RNG_THREE_FRY
         )
-        # the top 23 bits as a float in [1, 2), then uniform in (-1, 1) as jax.random.normal
-        unit = lax.bitcast_convert_type((bits >> (32 - _MANTISSA_BITS)) | _ONE_BITS, jnp.float32)
-        uniform = jnp.maximum(_LOW, 2.0 * unit - 3.0)
-        return np.float32(math.sqrt(2.0)) * lax.erf_inv(uniform)
+        return bits
 
     return draw

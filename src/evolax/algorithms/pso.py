@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import chex
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
@@ -15,6 +14,7 @@ from evolax.algorithms.base import (
     check_min_pop_size,
     normal,
 )
+from evolax.algorithms.noise import uniform
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import PRNGKey
 from evolax.validation import check_positive
@@ -134,8 +134,9 @@ class PSO(PopulationAlgorithm[PSOState]):
     (``velocity_rule="constriction"``: ``chi`` from ``c1 + c2``, defaults ``c1 = c2 = 2.05``,
     ``chi = 0.7298``) or Shi & Eberhart's (1998) inertia weight (``"inertia"``: defaults
     ``w = 0.7298``, ``c1 = c2 = 1.49618``, Eberhart & Shi's (2000) equivalent of the
-    constriction defaults). ``r1, r2`` are drawn per particle and coordinate (evosax's ``PSO``
-    draws one pair per particle, shared by all coordinates).
+    constriction defaults). ``r1, r2`` are drawn per particle and coordinate, or with
+    ``per_particle_draws`` once per particle and shared by its coordinates (as evosax's
+    ``PSO`` draws them: ``2 pop`` numbers instead of ``2 pop D``).
 
     Ordering. ``ask`` returns the particles' current positions. ``tell`` takes them with
     their fitness, updates the personal bests (a strictly better fitness replaces ``p``), and
@@ -160,11 +161,13 @@ class PSO(PopulationAlgorithm[PSOState]):
         topology: ``"global"`` (default) or ``"ring"``.
         max_velocity: clamp on each velocity coordinate, positive, or ``None`` (no clamp).
         init_std: spread of the initial positions around ``x0``, positive.
+        per_particle_draws: draw ``r1, r2`` once per particle instead of per coordinate.
     """
 
     pop_size: int = eqx.field(static=True)
     velocity_rule: str = eqx.field(static=True)
     topology: str = eqx.field(static=True)
+    per_particle_draws: bool = eqx.field(static=True)
     cognitive: float
     social: float
     inertia: float
@@ -181,6 +184,7 @@ class PSO(PopulationAlgorithm[PSOState]):
         topology: str = "global",
         max_velocity: float | None = None,
         init_std: float = 1.0,
+        per_particle_draws: bool = False,
     ):
         if velocity_rule not in VELOCITY_RULES:
             raise ValueError(
@@ -201,6 +205,7 @@ class PSO(PopulationAlgorithm[PSOState]):
         self.inertia = 1.0 if constriction else (0.7298 if inertia is None else inertia)
         self.max_velocity = max_velocity
         self.init_std = init_std
+        self.per_particle_draws = per_particle_draws
 
     def __check_init__(self):
         if self.topology not in TOPOLOGIES:
@@ -237,10 +242,10 @@ class PSO(PopulationAlgorithm[PSOState]):
     ) -> tuple[Float[Array, "pop dim"], Float[Array, "pop dim"]]:
         """The random numbers one :meth:`tell` uses to move a swarm like ``like`` (its shape
         and dtype): ``r1, r2``, uniform ``[0, 1)``, ``[pop, D]`` each (the two halves of one
-        ``[pop, 2 D]`` draw)."""
-        dim = like.shape[1]
-        r = jax.random.uniform(key, (self.pop_size, 2 * dim), like.dtype)
-        return r[:, :dim], r[:, dim:]
+        ``[pop, 2 D]`` draw), or ``[pop, 1]`` with ``per_particle_draws``."""
+        n = 1 if self.per_particle_draws else like.shape[1]
+        r = uniform(key, (self.pop_size, 2 * n), like.dtype)
+        return r[:, :n], r[:, n:]
 
     def neighbour_best(self, state: PSOState) -> Float[Array, "pop dim"]:
         """Each particle's attractor ``g``: the swarm's best personal best, or its ring
