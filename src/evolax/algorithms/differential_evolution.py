@@ -15,6 +15,7 @@ from evolax.algorithms.base import (
     check_min_pop_size,
     normal,
 )
+from evolax.algorithms.noise import random_bits
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import PRNGKey
 from evolax.validation import check_in_interval, check_positive
@@ -197,11 +198,11 @@ class DifferentialEvolution(PopulationAlgorithm[DEState]):
         self, key: PRNGKey, like: Float[Array, " dim"]
     ) -> tuple[Int[Array, "pop 3"], Float[Array, "pop dim"], Int[Array, " pop"]]:
         """The random numbers one :meth:`ask` uses for genomes like ``like`` (a flat genome,
-        ``[D]``), all from one ``jax.random.bits`` call: ``r1, r2, r3``
+        ``[D]``), all from one :func:`~evolax.algorithms.noise.random_bits` call: ``r1, r2, r3``
         (:func:`distinct_indices`), uniform crossover draws ``f32[pop, D]``
         (:func:`unit_uniform`) and ``j_rand``, ``i32[pop]`` uniform in ``[0, D)``."""
         dim = like.shape[0]
-        bits = jax.random.bits(key, (self.pop_size, dim + 4), jnp.uint32)
+        bits = random_bits(key, (self.pop_size, dim + 4))
         j_rand = (bits[:, dim + 3] % jnp.uint32(dim)).astype(jnp.int32)
         return distinct_indices(bits[:, dim : dim + 3]), unit_uniform(bits[:, :dim]), j_rand
 
