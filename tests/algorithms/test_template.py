@@ -17,6 +17,8 @@ REQUIRED = {
     "MAPElites": dict(grid_shape=(4, 4), descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0)),
     "CoDE": dict(pop_size=18),  # three trials for each of 6 members (rand/2 draws 5 others)
     "NSGA2": dict(n_objectives=2),
+    "NSGA3": dict(n_objectives=2),
+    "SMSEMOA": dict(n_objectives=2),
 }
 """Constructor arguments an algorithm needs besides (or instead of) ``pop_size = POP``."""
 

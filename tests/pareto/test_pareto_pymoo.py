@@ -63,7 +63,7 @@ def test_problems_give_pymoo_s_objectives(name):
     extra = {"n_objectives": 3} if name.startswith("dtlz") else {}
     ours = MULTIOBJECTIVE_PROBLEMS[name](jnp.asarray(x, jnp.float32), **extra)
     np.testing.assert_allclose(np.asarray(ours), problem.evaluate(x), rtol=2e-4, atol=1e-4)
-    if name in ("zdt1", "zdt2", "dtlz1", "dtlz2"):
+    if name in ("zdt1", "zdt2"):  # pymoo's DTLZ fronts are 91 points: hypervolumes differ
         front = pareto_front(name, 500, n_objectives=3)
         reference = np.full(front.shape[1], 1.1)
         theirs = problem.pareto_front()

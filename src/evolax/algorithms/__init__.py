@@ -40,6 +40,7 @@ from evolax.algorithms.mr15_ga import MR15GA, MR15GAState
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.noise_reuse_es import NoiseReuseES, NoiseReuseESState
 from evolax.algorithms.nsga2 import NSGA2, NSGA2State
+from evolax.algorithms.nsga3 import NSGA3, NSGA3State
 from evolax.algorithms.open_es import OpenES, OpenESState
 from evolax.algorithms.persistent_es import PersistentES, PersistentESState
 from evolax.algorithms.pgpe import PGPE, PGPEState
@@ -67,6 +68,7 @@ from evolax.algorithms.simple_es import SimpleES, SimpleESState
 from evolax.algorithms.simple_ga import SimpleGA, SimpleGAState
 from evolax.algorithms.simulated_annealing import SimulatedAnnealing, SimulatedAnnealingState
 from evolax.algorithms.sl_pso import SLPSO, SLPSOState
+from evolax.algorithms.sms_emoa import SMSEMOA, SMSEMOAState
 from evolax.algorithms.snes import SNES, SNESState
 from evolax.algorithms.sv_cma_es import SVCMAES, SVCMAESState
 from evolax.algorithms.sv_open_es import SVOpenES, SVOpenESState
@@ -152,6 +154,8 @@ __all__ = [
     "MAPElitesState",
     "NSGA2",
     "NSGA2State",
+    "NSGA3",
+    "NSGA3State",
     "OpenES",
     "OpenESState",
     "PGPE",
@@ -162,6 +166,8 @@ __all__ = [
     "PSOState",
     "RestartRecord",
     "RestartResult",
+    "SMSEMOA",
+    "SMSEMOAState",
     "SNES",
     "SNESState",
     "SepCMAES",

@@ -12,11 +12,13 @@ import numpy as np
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import normal
+from evolax.algorithms.noise import uniform
 from evolax.algorithms.real_coded import polynomial_mutation, simulated_binary_crossover
+from evolax.pareto import dominates, finite_rows
 from evolax.types import PRNGKey
 from evolax.validation import check_in_interval, check_non_negative, check_positive
 
-__all__ = ["RealCoded"]
+__all__ = ["RealCoded", "dominance_tournament"]
 
 
 def _bound(value: float | Sequence[float] | None) -> tuple[float, ...] | None:
@@ -123,6 +125,9 @@ class RealCoded(eqx.Module):
             cross_key, first, second, lower, upper, self.crossover_eta, self.crossover_prob
         )
         children = jnp.concatenate([one, two])[: self.pop_size]
+        bounded = all(
+            bound is not None and np.all(np.isfinite(bound)) for bound in (self.lower, self.upper)
+        )
         return polynomial_mutation(
             mutate_key,
             children,
@@ -130,5 +135,39 @@ class RealCoded(eqx.Module):
             upper,
             self.mutation_eta,
             self.mutation_rate,
-            self.mutation_std,
+            None if bounded else self.mutation_std,
         )
+
+
+def dominance_tournament(
+    key: PRNGKey,
+    fitness: Float[Array, "pop m"],
+    n: int,
+    crowding: Float[Array, " pop"] | None = None,
+) -> Int[Array, " n"]:
+    """``n`` winners of binary tournaments, as pymoo's: a contestant that dominates the other
+    wins; else the larger ``crowding`` (when given); else a coin decides. The ``2 n``
+    contestants are the first of concatenated random permutations of the members, so each
+    takes part equally often.
+
+    Args:
+        key: PRNG key.
+        fitness: ``[pop, m]``, maximised (non-finite rows lose to finite ones).
+        n: the number of winners.
+        crowding: each member's crowding distance, ``[pop]``, or ``None``.
+    Returns:
+        Indices into ``fitness``, ``int32[n]``.
+    """
+    perm_key, coin_key = jax.random.split(key)
+    pop = fitness.shape[0]
+    n_perms = -(-2 * n // pop)
+    # each row of uniforms sorts into a random permutation
+    contestants = jnp.argsort(uniform(perm_key, (n_perms, pop)), axis=1).reshape(-1)[: 2 * n]
+    a, b = contestants[:n], contestants[n:]
+    f = finite_rows(fitness)
+    coin = jax.random.bernoulli(coin_key, 0.5, (n,))
+    if crowding is not None:
+        coin = jnp.where(crowding[a] == crowding[b], coin, crowding[a] > crowding[b])
+    return jnp.where(
+        dominates(f[a], f[b]), a, jnp.where(dominates(f[b], f[a]), b, jnp.where(coin, a, b))
+    ).astype(jnp.int32)

@@ -6,10 +6,10 @@ import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Bool, Int
+from jaxtyping import Array, Bool, Float, Int
 
 from evolax.algorithms.base import PopulationAlgorithm, PopulationState
-from evolax.algorithms.multiobjective import RealCoded
+from evolax.algorithms.multiobjective import RealCoded, dominance_tournament
 from evolax.pareto import crowding_distance, hypervolume, non_dominated_rank
 from evolax.validation import check_positive_int
 
@@ -17,15 +17,17 @@ from evolax.validation import check_positive_int
 @chex.dataclass(frozen=True, kw_only=True)
 class NSGA2State(PopulationState):
     """The surviving population (``population``, ``[pop, D]``) with its objective vectors
-    (``fitness``, ``[pop, m]``, ``-inf`` before the first evaluation), best first: by front,
-    then by crowding distance.
+    (``fitness``, ``[pop, m]``, ``-inf`` before the first evaluation).
 
     Attributes:
         rank: each member's Pareto front among parents and children, ``int32[pop]`` (0: not
             dominated).
+        crowding: its crowding distance in that front, ``[pop]`` (a front's ends: the largest
+            finite float).
     """
 
     rank: Int[Array, " pop"]
+    crowding: Float[Array, " pop"]
 
     @property
     def pareto_front(self) -> Bool[Array, " pop"]:
@@ -36,9 +38,10 @@ class NSGA2State(PopulationState):
 class NSGA2(RealCoded, PopulationAlgorithm[NSGA2State]):
     """NSGA-II (Deb et al., 2002): elitist non-dominated sorting with crowding distance.
 
-    ``ask`` picks each parent by a binary tournament (the lower front wins, then the larger
-    crowding distance: the state keeps the members in that order, so the lower index wins) and
-    makes ``pop_size`` children by simulated binary crossover and mutation
+    ``ask`` picks each parent by pymoo's binary tournament (a member that dominates the other
+    wins, then the larger crowding distance, then a coin;
+    :func:`~evolax.algorithms.multiobjective.dominance_tournament`) and makes ``pop_size``
+    children by simulated binary crossover and mutation
     (:class:`~evolax.algorithms.multiobjective.RealCoded`). ``tell`` sorts parents and
     children together into fronts (:func:`~evolax.pareto.non_dominated_rank`) and keeps the
     ``pop_size`` best by front, then by crowding distance. Before the first ``tell``, ``ask``
@@ -71,13 +74,14 @@ class NSGA2(RealCoded, PopulationAlgorithm[NSGA2State]):
             population=self.first_population(key, x0),
             fitness=jnp.full((n, m), -jnp.inf, x0.dtype),
             rank=jnp.zeros(n, jnp.int32),
+            crowding=jnp.zeros(n, x0.dtype),
         )
 
     def _ask(self, key, state):
         pick_key, child_key = jax.random.split(key)
         n = self.pop_size
-        a, b = jax.random.randint(pick_key, (2, 2 * -(-n // 2)), 0, n)
-        children = self.offspring(child_key, state.population, jnp.minimum(a, b))
+        parents = dominance_tournament(pick_key, state.fitness, 2 * -(-n // 2), state.crowding)
+        children = self.offspring(child_key, state.population, parents)
         told = jnp.any(jnp.isfinite(state.fitness))
         return jnp.where(told, children, state.population), state
 
@@ -94,6 +98,7 @@ class NSGA2(RealCoded, PopulationAlgorithm[NSGA2State]):
             population=population[keep],
             fitness=objectives[keep],
             rank=rank[keep],
+            crowding=jnp.minimum(crowding[keep], jnp.finfo(crowding.dtype).max),
         )
         metrics = {"front_size": jnp.sum(new.pareto_front).astype(jnp.float32)}
         if self.reference_point is not None:
