@@ -14,9 +14,14 @@ from jaxtyping import Array, Float, Int
 from evolax.algorithms.base import normal
 from evolax.algorithms.noise import uniform
 from evolax.algorithms.real_coded import polynomial_mutation, simulated_binary_crossover
-from evolax.pareto import dominates, finite_rows
-from evolax.types import PRNGKey
-from evolax.validation import check_in_interval, check_non_negative, check_positive
+from evolax.pareto import dominates, finite_rows, hypervolume
+from evolax.types import Metrics, PRNGKey
+from evolax.validation import (
+    check_in_interval,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+)
 
 __all__ = ["RealCoded", "dominance_tournament"]
 
@@ -42,6 +47,11 @@ class RealCoded(eqx.Module):
         mutation_rate: probability that a variable mutates, in ``[0, 1]``; ``None``: ``1 / D``.
         mutation_std: std of the Gaussian mutation of unbounded variables, ``>= 0``.
         init_std: spread of the first population around ``x0`` when unbounded, positive.
+        reference_point: ``m`` values below the front; when set, ``tell`` reports the
+            population's hypervolume above it (metric ``hypervolume``; exact for ``m <= 3``,
+            a Monte Carlo estimate from ``tell``'s key above).
+        block_size: points compared at once by the non-dominated sort (memory
+            ``O(block_size^2)``).
     """
 
     pop_size: int = eqx.field(static=True)
@@ -54,6 +64,8 @@ class RealCoded(eqx.Module):
     mutation_rate: float | None = None
     mutation_std: float = 0.1
     init_std: float = 0.1
+    reference_point: tuple[float, ...] | None = eqx.field(default=None, static=True)
+    block_size: int = eqx.field(default=512, static=True)
 
     @property
     def objectives_shape(self) -> tuple[int, ...]:
@@ -83,6 +95,20 @@ class RealCoded(eqx.Module):
             check_in_interval("mutation_rate", self.mutation_rate, 0.0, 1.0)
         check_non_negative("mutation_std", self.mutation_std)
         check_positive("init_std", self.init_std)
+        check_positive_int("block_size", self.block_size)
+        if self.reference_point is not None and len(self.reference_point) != self.n_objectives:
+            raise ValueError(
+                f"reference_point must have n_objectives = {self.n_objectives} values, got "
+                f"{len(self.reference_point)}"
+            )
+
+    def hypervolume_metric(self, fitness: Float[Array, "pop m"], key: PRNGKey) -> Metrics:
+        """``{"hypervolume": ...}`` of ``fitness`` above ``reference_point``, or ``{}``
+        without one."""
+        if self.reference_point is None:
+            return {}
+        reference = jnp.asarray(self.reference_point, fitness.dtype)
+        return {"hypervolume": hypervolume(fitness, reference, key)}
 
     def bounds(
         self, like: Float[Array, " dim"]

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import chex
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
 from evolax.algorithms.base import PopulationAlgorithm, PopulationState
 from evolax.algorithms.multiobjective import RealCoded, dominance_tournament
-from evolax.pareto import crowding_distance, hypervolume, non_dominated_rank
-from evolax.validation import check_positive_int
+from evolax.pareto import crowding_distance, non_dominated_rank
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -48,25 +46,7 @@ class NSGA2(RealCoded, PopulationAlgorithm[NSGA2State]):
     returns the first population. The fitness is ``[pop, n_objectives]``, every objective
     maximised; :meth:`best` is the genome with the largest sum of objectives ever told, and
     :attr:`NSGA2State.pareto_front` marks the non-dominated members.
-
-    Args:
-        reference_point: ``m`` values below the front; when set, ``tell`` reports the
-            population's hypervolume above it (metric ``hypervolume``; exact for ``m <= 3``,
-            a Monte Carlo estimate from ``tell``'s key above).
-        block_size: points compared at once by the non-dominated sort (memory
-            ``O(block_size^2)``).
     """
-
-    reference_point: tuple[float, ...] | None = eqx.field(default=None, static=True)
-    block_size: int = eqx.field(default=512, static=True)
-
-    def __check_init__(self):
-        check_positive_int("block_size", self.block_size)
-        if self.reference_point is not None and len(self.reference_point) != self.n_objectives:
-            raise ValueError(
-                f"reference_point must have n_objectives = {self.n_objectives} values, got "
-                f"{len(self.reference_point)}"
-            )
 
     def _init(self, key, x0):
         n, m = self.pop_size, self.n_objectives
@@ -101,7 +81,5 @@ class NSGA2(RealCoded, PopulationAlgorithm[NSGA2State]):
             crowding=jnp.minimum(crowding[keep], jnp.finfo(crowding.dtype).max),
         )
         metrics = {"front_size": jnp.sum(new.pareto_front).astype(jnp.float32)}
-        if self.reference_point is not None:
-            reference = jnp.asarray(self.reference_point, fitness.dtype)
-            metrics["hypervolume"] = hypervolume(new.fitness, reference, key)
+        metrics |= self.hypervolume_metric(new.fitness, key)
         return new, metrics

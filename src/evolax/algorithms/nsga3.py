@@ -13,7 +13,7 @@ from jaxtyping import Array, Bool, Float, Int
 
 from evolax.algorithms.base import HIGHEST, PopulationAlgorithm, PopulationState
 from evolax.algorithms.multiobjective import RealCoded
-from evolax.pareto import hypervolume, non_dominated_rank
+from evolax.pareto import non_dominated_rank
 from evolax.pareto.reference_directions import simplex_lattice
 from evolax.types import PRNGKey
 from evolax.validation import check_positive_int
@@ -84,9 +84,6 @@ class NSGA3(RealCoded, PopulationAlgorithm[NSGA3State]):
             the simplex; ``None``: the most whose ``C(divisions + m - 1, m - 1)`` directions
             do not outnumber ``pop_size`` (12 directions per edge, 91 in all, for 3
             objectives and 92 members, as in the paper).
-        reference_point: ``m`` values below the front; when set, ``tell`` reports the
-            population's hypervolume above it (metric ``hypervolume``; exact for ``m <= 3``,
-            a Monte Carlo estimate from ``tell``'s key above).
         block_size: points compared at once by the non-dominated sort (memory
             ``O(block_size^2)``), and associated with the directions at once (memory
             ``O(block_size k)`` for ``k`` directions).
@@ -95,18 +92,10 @@ class NSGA3(RealCoded, PopulationAlgorithm[NSGA3State]):
     crossover_prob: float = 1.0
     crossover_eta: float = 30.0
     divisions: int | None = eqx.field(default=None, static=True)
-    reference_point: tuple[float, ...] | None = eqx.field(default=None, static=True)
-    block_size: int = eqx.field(default=512, static=True)
 
     def __check_init__(self):
-        check_positive_int("block_size", self.block_size)
         if self.divisions is not None:
             check_positive_int("divisions", self.divisions)
-        if self.reference_point is not None and len(self.reference_point) != self.n_objectives:
-            raise ValueError(
-                f"reference_point must have n_objectives = {self.n_objectives} values, got "
-                f"{len(self.reference_point)}"
-            )
 
     @property
     def reference_directions(self) -> Float[np.ndarray, "k m"]:
@@ -171,9 +160,7 @@ class NSGA3(RealCoded, PopulationAlgorithm[NSGA3State]):
             nadir=-nadir,
         )
         metrics = {"front_size": jnp.sum(new.pareto_front).astype(jnp.float32)}
-        if self.reference_point is not None:
-            reference = jnp.asarray(self.reference_point, fitness.dtype)
-            metrics["hypervolume"] = hypervolume(new.fitness, reference, hypervolume_key)
+        metrics |= self.hypervolume_metric(new.fitness, hypervolume_key)
         return new, metrics
 
 

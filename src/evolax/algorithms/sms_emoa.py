@@ -10,7 +10,7 @@ from jaxtyping import Array, Bool, Float, Int
 
 from evolax.algorithms.base import PopulationAlgorithm, PopulationState
 from evolax.algorithms.multiobjective import RealCoded, dominance_tournament
-from evolax.pareto import finite_rows, hypervolume, non_dominated_rank
+from evolax.pareto import finite_rows, non_dominated_rank
 from evolax.types import PRNGKey
 from evolax.validation import check_positive, check_positive_int
 
@@ -71,27 +71,14 @@ class SMSEMOA(RealCoded, PopulationAlgorithm[SMSEMOAState]):
             objectives (each computation costs ``O(n^2 n_samples m)`` for ``n`` candidates;
             at 1000, about 70 of 100 survivors are those of exact contributions on a
             4-objective front of 200, and a generation of 100 takes about 2 s on a CPU).
-        reference_point: ``m`` values below the front; when set, ``tell`` reports the
-            population's hypervolume above it (metric ``hypervolume``; exact for ``m <= 3``,
-            a Monte Carlo estimate from ``tell``'s key above).
-        block_size: points compared at once by the non-dominated sort (memory
-            ``O(block_size^2)``).
     """
 
     reference_offset: float = 10.0
     n_samples: int = eqx.field(default=1000, static=True)
-    reference_point: tuple[float, ...] | None = eqx.field(default=None, static=True)
-    block_size: int = eqx.field(default=512, static=True)
 
     def __check_init__(self):
         check_positive("reference_offset", self.reference_offset)
         check_positive_int("n_samples", self.n_samples)
-        check_positive_int("block_size", self.block_size)
-        if self.reference_point is not None and len(self.reference_point) != self.n_objectives:
-            raise ValueError(
-                f"reference_point must have n_objectives = {self.n_objectives} values, got "
-                f"{len(self.reference_point)}"
-            )
 
     def _init(self, key, x0):
         n, m = self.pop_size, self.n_objectives
@@ -121,9 +108,7 @@ class SMSEMOA(RealCoded, PopulationAlgorithm[SMSEMOAState]):
         keep = keep[: self.pop_size]
         new = state.replace(population=population[keep], fitness=objectives[keep], rank=rank[keep])
         metrics = {"front_size": jnp.sum(new.pareto_front).astype(jnp.float32)}
-        if self.reference_point is not None:
-            reference = jnp.asarray(self.reference_point, fitness.dtype)
-            metrics["hypervolume"] = hypervolume(new.fitness, reference, metric_key)
+        metrics |= self.hypervolume_metric(new.fitness, metric_key)
         return new, metrics
 
     def _survivors(
