@@ -18,6 +18,8 @@ float64 (the hyperplane's solve check is relative ``max(1e-5, 100 eps)``, pymoo'
 ``np.allclose``). Random streams differ, so the runs agree in distribution only.
 """
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -30,9 +32,10 @@ from evolax.algorithms.nsga3 import (
     niching_survivors,
     normalise,
 )
-from evolax.pareto import hypervolume, non_dominated_rank
+from evolax.pareto import non_dominated_rank
 from evolax.pareto.reference_directions import simplex_lattice
-from evolax.problems.multiobjective import MULTIOBJECTIVE_PROBLEMS, dtlz1
+from evolax.problems.multiobjective import dtlz1
+from pymoo_reference import evolax_hypervolumes, pymoo_hypervolumes
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("pymoo")
@@ -44,9 +47,6 @@ from pymoo.algorithms.moo.nsga3 import (  # noqa: E402
     calc_niche_count,
 )
 from pymoo.algorithms.moo.nsga3 import niching as pymoo_niching  # noqa: E402
-from pymoo.indicators.hv import HV  # noqa: E402
-from pymoo.optimize import minimize  # noqa: E402
-from pymoo.problems import get_problem  # noqa: E402
 from pymoo.util.ref_dirs import get_reference_directions  # noqa: E402
 
 SEEDS, POP, M, DIVISIONS = 5, 92, 3, 12
@@ -56,9 +56,9 @@ CASES = {  # name: (variables, generations, hypervolume reference point)
 }
 
 
-def evolax_hypervolumes(name: str) -> np.ndarray:
+def hypervolumes(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """evolax's and pymoo's hypervolumes per seed, above the case's reference point."""
     n_var, generations, reference = CASES[name]
-    problem = MULTIOBJECTIVE_PROBLEMS[name]
     algo = NSGA3(
         pop_size=POP,
         n_objectives=M,
@@ -67,42 +67,15 @@ def evolax_hypervolumes(name: str) -> np.ndarray:
         divisions=DIVISIONS,
         mutation_rate=0.9 / n_var,
     )
-
-    def run(key):
-        def one(state, key):
-            ask_key, tell_key = jax.random.split(key)
-            x, state = algo.ask(ask_key, state)
-            state, _ = algo.tell(tell_key, state, x, -problem(x, n_objectives=M))
-            return state, None
-
-        init_key, key = jax.random.split(key)
-        state = algo.init(init_key, jnp.zeros(n_var))
-        state, _ = jax.lax.scan(one, state, jax.random.split(key, generations))
-        return hypervolume(state.fitness, jnp.full(M, -reference))
-
-    keys = jax.random.split(jax.random.key(0), SEEDS)
-    return np.asarray(jax.jit(jax.vmap(run))(keys))
-
-
-def pymoo_hypervolumes(name: str) -> np.ndarray:
-    n_var, generations, reference = CASES[name]
+    ours = evolax_hypervolumes(algo, name, n_var, generations, SEEDS, reference)
     directions = get_reference_directions("das-dennis", M, n_partitions=DIVISIONS)
-    values = []
-    for seed in range(SEEDS):
-        result = minimize(
-            get_problem(name, n_var=n_var, n_obj=M),
-            PymooNSGA3(ref_dirs=directions, pop_size=POP),
-            ("n_gen", generations),
-            seed=seed,
-            verbose=False,
-        )
-        values.append(HV(ref_point=np.full(M, reference))(result.pop.get("F")))
-    return np.asarray(values)
+    make = partial(PymooNSGA3, ref_dirs=directions, pop_size=POP)
+    return ours, pymoo_hypervolumes(make, name, n_var, M, generations, SEEDS, reference)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_hypervolume_within_two_percent_of_pymoo(name):
-    ours, theirs = evolax_hypervolumes(name), pymoo_hypervolumes(name)
+    ours, theirs = hypervolumes(name)
     print(f"{name}: evolax {np.round(ours, 5)}, pymoo {np.round(theirs, 5)}")
     ours, theirs = np.median(ours), np.median(theirs)
     assert abs(ours - theirs) <= 0.02 * theirs, (ours, theirs)

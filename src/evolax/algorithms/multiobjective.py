@@ -1,20 +1,22 @@
 """What the multi-objective genetic algorithms share: ``n_objectives`` maximised objectives,
-optional box bounds, a first population, and Deb's real-coded variation."""
+optional box bounds, a first population, Deb's real-coded variation, a state ranked by
+Pareto front, and the merge of parents and children that every survival step starts from."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Float, Int
+from jaxtyping import Array, Bool, Float, Int
 
-from evolax.algorithms.base import normal
+from evolax.algorithms.base import PopulationState, normal
 from evolax.algorithms.noise import uniform
 from evolax.algorithms.real_coded import polynomial_mutation, simulated_binary_crossover
-from evolax.pareto import dominates, finite_rows, hypervolume
+from evolax.pareto import dominates, finite_rows, hypervolume, non_dominated_rank
 from evolax.types import Metrics, PRNGKey
 from evolax.validation import (
     check_in_interval,
@@ -23,11 +25,29 @@ from evolax.validation import (
     check_positive_int,
 )
 
-__all__ = ["RealCoded", "dominance_tournament"]
+__all__ = ["FrontState", "RealCoded", "dominance_tournament"]
 
 
 def _bound(value: float | Sequence[float] | None) -> tuple[float, ...] | None:
     return None if value is None else tuple(float(v) for v in np.ravel(value))
+
+
+@chex.dataclass(frozen=True, kw_only=True)
+class FrontState(PopulationState):
+    """The surviving population (``population``, ``[pop, D]``) with its objective vectors
+    (``fitness``, ``[pop, m]``, ``-inf`` before the first evaluation).
+
+    Attributes:
+        rank: each member's Pareto front among parents and children, ``int32[pop]`` (0: not
+            dominated).
+    """
+
+    rank: Int[Array, " pop"]
+
+    @property
+    def pareto_front(self) -> Bool[Array, " pop"]:
+        """Which members no other member dominates (those with a finite fitness)."""
+        return (self.rank == 0) & jnp.all(jnp.isfinite(self.fitness), axis=-1)
 
 
 class RealCoded(eqx.Module):
@@ -102,13 +122,42 @@ class RealCoded(eqx.Module):
                 f"{len(self.reference_point)}"
             )
 
-    def hypervolume_metric(self, fitness: Float[Array, "pop m"], key: PRNGKey) -> Metrics:
-        """``{"hypervolume": ...}`` of ``fitness`` above ``reference_point``, or ``{}``
-        without one."""
-        if self.reference_point is None:
-            return {}
-        reference = jnp.asarray(self.reference_point, fitness.dtype)
-        return {"hypervolume": hypervolume(fitness, reference, key)}
+    def front_fields(self, key: PRNGKey, x0: Float[Array, " dim"]) -> dict[str, Array]:
+        """The :class:`FrontState` fields of a first state: the first population, its fitness
+        ``-inf`` and its ranks 0."""
+        n, m = self.pop_size, self.n_objectives
+        return dict(
+            population=self.first_population(key, x0),
+            fitness=jnp.full((n, m), -jnp.inf, x0.dtype),
+            rank=jnp.zeros(n, jnp.int32),
+        )
+
+    def next_population(
+        self, key: PRNGKey, state: FrontState, parents: Int[Array, " pairs2"]
+    ) -> Float[Array, "pop dim"]:
+        """What ``ask`` returns: the children of ``parents`` (:meth:`offspring`), or the first
+        population until a fitness has been told."""
+        told = jnp.any(jnp.isfinite(state.fitness))
+        return jnp.where(told, self.offspring(key, state.population, parents), state.population)
+
+    def merged(
+        self, state: FrontState, x: Float[Array, "pop dim"], fitness: Float[Array, "pop m"]
+    ) -> tuple[Float[Array, "n2 dim"], Float[Array, "n2 m"], Int[Array, " n2"]]:
+        """Parents and children together, ``[2 pop, ...]``: their genomes, objective vectors
+        and Pareto fronts (:func:`~evolax.pareto.non_dominated_rank`). Before the first
+        evaluation the parents' fitness is ``-inf``, so the children take their places."""
+        objectives = jnp.concatenate([state.fitness, fitness])
+        rank = non_dominated_rank(objectives, self.block_size)
+        return jnp.concatenate([state.population, x]), objectives, rank
+
+    def front_metrics(self, state: FrontState, key: PRNGKey) -> Metrics:
+        """``front_size`` (members on the Pareto front), and ``hypervolume`` of the fitness
+        above ``reference_point`` when one is set."""
+        metrics = {"front_size": jnp.sum(state.pareto_front).astype(jnp.float32)}
+        if self.reference_point is not None:
+            reference = jnp.asarray(self.reference_point, state.fitness.dtype)
+            metrics["hypervolume"] = hypervolume(state.fitness, reference, key)
+        return metrics
 
     def bounds(
         self, like: Float[Array, " dim"]

@@ -11,23 +11,20 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
-from evolax.algorithms.base import HIGHEST, PopulationAlgorithm, PopulationState
-from evolax.algorithms.multiobjective import RealCoded
-from evolax.pareto import non_dominated_rank
+from evolax.algorithms.base import HIGHEST, PopulationAlgorithm
+from evolax.algorithms.multiobjective import FrontState, RealCoded
 from evolax.pareto.reference_directions import simplex_lattice
 from evolax.types import PRNGKey
 from evolax.validation import check_positive_int
 
 
 @chex.dataclass(frozen=True, kw_only=True)
-class NSGA3State(PopulationState):
-    """The surviving population (``population``, ``[pop, D]``) with its objective vectors
-    (``fitness``, ``[pop, m]``, ``-inf`` before the first evaluation) and the normalisation
-    NSGA-III carries from one generation to the next. Objective vectors here are in fitness
+class NSGA3State(FrontState):
+    """A :class:`~evolax.algorithms.multiobjective.FrontState` with the normalisation NSGA-III
+    carries from one generation to the next. Objective vectors here are in fitness
     units (maximised): the ideal point is the largest value seen in each objective.
 
     Attributes:
-        rank: each member's Pareto front among parents and children, ``int32[pop]``.
         niche: the reference direction each member is associated with, ``int32[pop]``.
         ideal: the best value of each objective seen so far, ``[m]`` (``-inf`` at first).
         worst: the worst finite value of each objective seen so far, ``[m]`` (``inf`` at
@@ -39,17 +36,11 @@ class NSGA3State(PopulationState):
             ``ideal - nadir``.
     """
 
-    rank: Int[Array, " pop"]
     niche: Int[Array, " pop"]
     ideal: Float[Array, " m"]
     worst: Float[Array, " m"]
     extremes: Float[Array, "m m"]
     nadir: Float[Array, " m"]
-
-    @property
-    def pareto_front(self) -> Bool[Array, " pop"]:
-        """Which members no other member dominates (those with a finite fitness)."""
-        return (self.rank == 0) & jnp.all(jnp.isfinite(self.fitness), axis=-1)
 
 
 class NSGA3(RealCoded, PopulationAlgorithm[NSGA3State]):
@@ -110,9 +101,7 @@ class NSGA3(RealCoded, PopulationAlgorithm[NSGA3State]):
     def _init(self, key, x0):
         n, m = self.pop_size, self.n_objectives
         return NSGA3State(
-            population=self.first_population(key, x0),
-            fitness=jnp.full((n, m), -jnp.inf, x0.dtype),
-            rank=jnp.zeros(n, jnp.int32),
+            **self.front_fields(key, x0),
             niche=jnp.zeros(n, jnp.int32),
             ideal=jnp.full(m, -jnp.inf, x0.dtype),
             worst=jnp.full(m, jnp.inf, x0.dtype),
@@ -122,19 +111,11 @@ class NSGA3(RealCoded, PopulationAlgorithm[NSGA3State]):
 
     def _ask(self, key, state):
         pick_key, child_key = jax.random.split(key)
-        children = self.offspring(
-            child_key, state.population, random_parents(pick_key, self.pop_size)
-        )
-        told = jnp.any(jnp.isfinite(state.fitness))
-        return jnp.where(told, children, state.population), state
+        parents = random_parents(pick_key, self.pop_size)
+        return self.next_population(child_key, state, parents), state
 
     def _tell(self, key, state, x, fitness):
-        told = jnp.any(jnp.isfinite(state.fitness))
-        # before the first evaluation the parents are placeholders: the children replace them
-        parents_fitness = jnp.where(told, state.fitness, -jnp.inf)
-        population = jnp.concatenate([state.population, x])
-        objectives = jnp.concatenate([parents_fitness, fitness])
-        rank = non_dominated_rank(objectives, self.block_size)
+        population, objectives, rank = self.merged(state, x, fitness)
         # NSGA-III's maths is written for minimised objectives
         f = -objectives
         finite = jnp.all(jnp.isfinite(f), axis=1)
@@ -159,9 +140,7 @@ class NSGA3(RealCoded, PopulationAlgorithm[NSGA3State]):
             extremes=-extremes,
             nadir=-nadir,
         )
-        metrics = {"front_size": jnp.sum(new.pareto_front).astype(jnp.float32)}
-        metrics |= self.hypervolume_metric(new.fitness, hypervolume_key)
-        return new, metrics
+        return new, self.front_metrics(new, hypervolume_key)
 
 
 def random_parents(key: PRNGKey, n: int) -> Int[Array, " pairs2"]:

@@ -8,9 +8,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
-from evolax.algorithms.base import PopulationAlgorithm, PopulationState
-from evolax.algorithms.multiobjective import RealCoded, dominance_tournament
-from evolax.pareto import finite_rows, non_dominated_rank
+from evolax.algorithms.base import PopulationAlgorithm
+from evolax.algorithms.multiobjective import FrontState, RealCoded, dominance_tournament
+from evolax.pareto import finite_rows
 from evolax.types import PRNGKey
 from evolax.validation import check_positive, check_positive_int
 
@@ -23,21 +23,8 @@ __all__ = [
 
 
 @chex.dataclass(frozen=True, kw_only=True)
-class SMSEMOAState(PopulationState):
-    """The surviving population (``population``, ``[pop, D]``) with its objective vectors
-    (``fitness``, ``[pop, m]``, ``-inf`` before the first evaluation), by front.
-
-    Attributes:
-        rank: each member's Pareto front among parents and children, ``int32[pop]`` (0: not
-            dominated).
-    """
-
-    rank: Int[Array, " pop"]
-
-    @property
-    def pareto_front(self) -> Bool[Array, " pop"]:
-        """Which members no other member dominates (those with a finite fitness)."""
-        return (self.rank == 0) & jnp.all(jnp.isfinite(self.fitness), axis=-1)
+class SMSEMOAState(FrontState):
+    """A :class:`~evolax.algorithms.multiobjective.FrontState`, its members by front."""
 
 
 class SMSEMOA(RealCoded, PopulationAlgorithm[SMSEMOAState]):
@@ -81,35 +68,21 @@ class SMSEMOA(RealCoded, PopulationAlgorithm[SMSEMOAState]):
         check_positive_int("n_samples", self.n_samples)
 
     def _init(self, key, x0):
-        n, m = self.pop_size, self.n_objectives
-        return SMSEMOAState(
-            population=self.first_population(key, x0),
-            fitness=jnp.full((n, m), -jnp.inf, x0.dtype),
-            rank=jnp.zeros(n, jnp.int32),
-        )
+        return SMSEMOAState(**self.front_fields(key, x0))
 
     def _ask(self, key, state):
         pick_key, child_key = jax.random.split(key)
         parents = dominance_tournament(pick_key, state.fitness, 2 * -(-self.pop_size // 2))
-        children = self.offspring(child_key, state.population, parents)
-        told = jnp.any(jnp.isfinite(state.fitness))
-        return jnp.where(told, children, state.population), state
+        return self.next_population(child_key, state, parents), state
 
     def _tell(self, key, state, x, fitness):
         select_key, metric_key = jax.random.split(key)
-        told = jnp.any(jnp.isfinite(state.fitness))
-        # before the first evaluation the parents are placeholders: the children replace them
-        parents_fitness = jnp.where(told, state.fitness, -jnp.inf)
-        population = jnp.concatenate([state.population, x])
-        objectives = jnp.concatenate([parents_fitness, fitness])
-        rank = non_dominated_rank(objectives, self.block_size)
+        population, objectives, rank = self.merged(state, x, fitness)
         survive = self._survivors(select_key, objectives, rank)
         keep = jnp.argsort(jnp.where(survive, rank, objectives.shape[0]), stable=True)
         keep = keep[: self.pop_size]
         new = state.replace(population=population[keep], fitness=objectives[keep], rank=rank[keep])
-        metrics = {"front_size": jnp.sum(new.pareto_front).astype(jnp.float32)}
-        metrics |= self.hypervolume_metric(new.fitness, metric_key)
-        return new, metrics
+        return new, self.front_metrics(new, metric_key)
 
     def _survivors(
         self, key: PRNGKey, objectives: Float[Array, "n2 m"], rank: Int[Array, " n2"]
