@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import PopulationAlgorithm, check_min_pop_size, normal
-from evolax.algorithms.differential_evolution import unit_uniform
+from evolax.algorithms.noise import unit_uniform
 from evolax.algorithms.pso import PSOState, update_personal_bests
 from evolax.types import PRNGKey
 from evolax.validation import check_in_interval, check_positive, check_positive_int

@@ -22,8 +22,8 @@ from evolax.algorithms.differential_evolution import (
     binomial_crossover,
     distinct_indices,
     greedy_selection,
-    unit_uniform,
 )
+from evolax.algorithms.noise import unit_uniform
 from evolax.types import PRNGKey
 from evolax.validation import check_in_interval, check_positive
 

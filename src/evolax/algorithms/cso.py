@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import HIGHEST, PopulationAlgorithm, normal
-from evolax.algorithms.differential_evolution import unit_uniform
+from evolax.algorithms.noise import unit_uniform
 from evolax.algorithms.pso import SwarmState
 from evolax.types import PRNGKey
 from evolax.validation import check_non_negative, check_positive

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import chex
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, UInt32
 
@@ -15,7 +14,7 @@ from evolax.algorithms.base import (
     check_min_pop_size,
     normal,
 )
-from evolax.algorithms.noise import random_bits
+from evolax.algorithms.noise import random_bits, unit_uniform
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import PRNGKey
 from evolax.validation import check_in_interval, check_positive
@@ -56,13 +55,6 @@ def distinct_indices(bits: UInt32[Array, "pop n"]) -> Int[Array, "pop n"]:
             carry = jnp.maximum(e, carry)
         excluded = [*inserted, carry]
     return jnp.stack(chosen, axis=1).astype(jnp.int32)
-
-
-def unit_uniform(bits: UInt32[Array, "..."]) -> Float[Array, "..."]:
-    """Uniform ``[0, 1)`` floats from random ``uint32`` bits (the top 23 bits become the
-    mantissa of a float in ``[1, 2)``, as ``jax.random.uniform`` does)."""
-    one = jnp.uint32(0x3F800000)
-    return jax.lax.bitcast_convert_type((bits >> 9) | one, jnp.float32) - 1.0
 
 
 def de_trials(

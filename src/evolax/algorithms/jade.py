@@ -21,8 +21,8 @@ from evolax.algorithms.base import (
 from evolax.algorithms.differential_evolution import (
     distinct_indices,
     greedy_selection,
-    unit_uniform,
 )
+from evolax.algorithms.noise import unit_uniform
 from evolax.types import PRNGKey
 from evolax.validation import check_in_interval, check_positive
 

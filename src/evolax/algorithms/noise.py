@@ -43,10 +43,9 @@ def gaussian(
     """
     bits = random_bits(key, shape)
     _check_float(dtype)
-    # the top 23 bits as a float in [1, 2), then uniform in (-1, 1) as jax.random.normal
-    unit = lax.bitcast_convert_type((bits >> (32 - _MANTISSA_BITS)) | _ONE_BITS, jnp.float32)
-    uniform = jnp.maximum(_LOW, 2.0 * unit - 3.0)
-    return (np.float32(math.sqrt(2.0)) * lax.erf_inv(uniform)).astype(dtype)
+    # uniform in (-1, 1) as jax.random.normal draws it, then its inverse error function
+    symmetric = jnp.maximum(_LOW, 2.0 * unit_uniform(bits) - 1.0)
+    return (np.float32(math.sqrt(2.0)) * lax.erf_inv(symmetric)).astype(dtype)
 
 
 def uniform(
@@ -56,8 +55,14 @@ def uniform(
     `jax.random.uniform`; computed in float32, cast to ``dtype``)."""
     bits = random_bits(key, shape)
     _check_float(dtype)
-    unit = lax.bitcast_convert_type((bits >> (32 - _MANTISSA_BITS)) | _ONE_BITS, jnp.float32)
-    return (unit - 1.0).astype(dtype)
+    return unit_uniform(bits).astype(dtype)
+
+
+def unit_uniform(bits: UInt32[Array, "..."]) -> Float[Array, "..."]:
+    """Uniform ``[0, 1)`` float32 from random ``uint32`` bits (the top 23 bits become the
+    mantissa of a float in ``[1, 2)``, as ``jax.random.uniform`` does)."""
+    one = lax.bitcast_convert_type((bits >> (32 - _MANTISSA_BITS)) | _ONE_BITS, jnp.float32)
+    return one - 1.0
 
 
 def random_bits(key: PRNGKey, shape: Sequence[int]) -> UInt32[Array, "..."]:

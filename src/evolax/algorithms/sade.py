@@ -23,8 +23,8 @@ from evolax.algorithms.differential_evolution import (
     binomial_crossover,
     distinct_indices,
     greedy_selection,
-    unit_uniform,
 )
+from evolax.algorithms.noise import unit_uniform
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import PRNGKey
 from evolax.validation import check_non_negative, check_positive, check_positive_int
