@@ -49,7 +49,7 @@ from jax.flatten_util import ravel_pytree
 import evolax
 from evolax.rollout import episode_keys
 from evolax.tasks.brax import Brax
-from results_table import write_results
+from results_table import RESULTS, write_results
 
 HIDDEN = (32, 32, 32, 32)  # EvoJAX scripts/benchmarks/problems.py, setup_brax
 
@@ -195,9 +195,7 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3, help="alternating timing rounds")
     parser.add_argument("--no-evojax", action="store_true", help="skip EvoJAX's BraxTask")
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).parent / "results" / "brax_throughput.json"
-    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "brax_throughput.json")
     args = parser.parse_args()
 
     task = Brax(args.env, backend=args.backend, max_steps=args.max_steps)

@@ -31,6 +31,7 @@ import optax
 
 import evolax
 from evolax.sharding import request_cpu_devices
+from results_table import RESULTS
 from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers, xla_defaults
 
 POP, REPEATS, HIDDEN, CENTER_LR, STD_LR, INIT_STD = 64, 16, (64, 64), 0.05, 0.1, 0.1
@@ -100,9 +101,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--generations", type=int, default=10, help="generations per round")
     parser.add_argument("--rounds", type=int, default=2, help="alternating timing rounds")
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).parent / "results" / "cartpole_speed.json"
-    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "cartpole_speed.json")
     parser.add_argument(
         "--worker", choices=["evolax", "evojax", "evojax_wide"], help=argparse.SUPPRESS
     )

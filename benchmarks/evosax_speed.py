@@ -31,7 +31,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-from results_table import previous_rows, write_results
+from results_table import RESULTS, previous_rows, write_results
 from side_by_side import serve, summary, time_workers
 
 
@@ -198,6 +198,11 @@ def worker(library: str, case: str, quality_generations: int, quality_seeds: int
     serve(generations, info)
 
 
+def seconds(t: float) -> str:
+    """Three decimals, or three significant digits below 0.1 s (an accelerator's times)."""
+    return f"{t:.3f}" if t >= 0.1 else f"{t:.3g}"
+
+
 def table(names: tuple[str, str] | None, rows: list[dict]) -> str:
     """One line per case; with ``names`` (this evolax's, the baseline's) two more columns: the
     baseline's speed-up over evosax and this evolax's over the baseline."""
@@ -218,7 +223,7 @@ def table(names: tuple[str, str] | None, rows: list[dict]) -> str:
         t, q = row["seconds_per_generation"], row["f_ratio"]
         line = (
             f"| {row['case']} ({settings}) | {row['dim']:,} | {row['pop_size']} "
-            f"| {t['evolax']:.3f} | {t['evosax']:.3f} | {row['speedup']:.2f}x "
+            f"| {seconds(t['evolax'])} | {seconds(t['evosax'])} | {row['speedup']:.2f}x "
             f"| {q['evolax']:.3g} / {q['evosax']:.3g} |"
         )
         if names:
@@ -235,9 +240,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quality-generations", type=int, default=100)
     parser.add_argument("--quality-seeds", type=int, default=1, help="quality: mean over seeds")
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).parent / "results" / "evosax_speed.json"
-    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "evosax_speed.json")
     parser.add_argument(
         "--baseline", type=Path, help="another evolax checkout, timed as a third worker"
     )
@@ -250,6 +253,19 @@ def main() -> None:
 
     # cases not measured again keep their rows from the last run (unless a baseline is timed)
     rows = {} if args.baseline else {r["case"]: r for r in previous_rows(args.out)}
+    names = (args.name, args.baseline_name) if args.baseline else None
+
+    def write() -> None:  # after every case: a run stopped part-way keeps what it measured
+        write_results(
+            args.out,
+            "shifted sphere, ask + evaluate + tell in one jitted lax.scan",
+            [rows[case] for case in CASES if case in rows],
+            partial(table, names),
+            quality_generations=args.quality_generations,
+            quality_seeds=args.quality_seeds,
+            versions={name: version(name) for name in ("evolax", "evosax", "jax")},
+        )
+
     for case in args.cases.split(","):
         if case not in CASES:
             sys.exit(f"unknown case {case!r}; choose from {sorted(CASES)}")
@@ -286,17 +302,8 @@ def main() -> None:
             "f_ratios": {lib: infos[lib]["f_ratios"] for lib in infos},
         }
         print(f"{case}: {rows[case]}", flush=True)
+        write()
 
-    names = (args.name, args.baseline_name) if args.baseline else None
-    write_results(
-        args.out,
-        "shifted sphere, ask + evaluate + tell in one jitted lax.scan",
-        [rows[case] for case in CASES if case in rows],
-        partial(table, names),
-        quality_generations=args.quality_generations,
-        quality_seeds=args.quality_seeds,
-        versions={name: version(name) for name in ("evolax", "evosax", "jax")},
-    )
     print(table(names, [rows[case] for case in CASES if case in rows]))
 
 

@@ -20,6 +20,7 @@ import types
 from importlib.metadata import version
 from pathlib import Path
 
+from results_table import RESULTS
 from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers, xla_defaults
 
 POP, CENTER_LR, STD_LR, INIT_STD, BATCH = 64, 0.006, 0.089, 0.039, 1024
@@ -104,9 +105,7 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=2, help="generations per round")
     parser.add_argument("--rounds", type=int, default=2, help="alternating timing rounds")
     parser.add_argument("--data-dir", help="folder with the MNIST IDX files")
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).parent / "results" / "mnist_speed.json"
-    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "mnist_speed.json")
     parser.add_argument("--worker", choices=["evolax", "evojax"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     data_args = ["--data-dir", args.data_dir] if args.data_dir else []

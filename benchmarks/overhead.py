@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from evolax.sharding import population_mesh, request_cpu_devices
-from results_table import write_results
+from results_table import RESULTS, write_results
 
 #: The table's name of each run.
 RUNS = {"bare": "bare", "logged": "progress bar + metrics + checkpoints"}
@@ -35,9 +35,7 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--generations", type=int, default=300)
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).parent / "results" / "overhead.json"
-    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "overhead.json")
     args = parser.parse_args()
     request_cpu_devices(os.cpu_count() or 1)
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from evolax.sharding import population_mesh, request_cpu_devices
-from results_table import write_results
+from results_table import RESULTS, write_results
 
 
 def table(rows: list[dict]) -> str:
@@ -32,9 +32,7 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=20, help="timed generations")
     parser.add_argument("--pop-size", type=int, default=None, help="default: the preset's 64")
     parser.add_argument("--cpu-devices", type=int, default=os.cpu_count() or 1)
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).parent / "results" / "scaling.json"
-    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "scaling.json")
     args = parser.parse_args()
     request_cpu_devices(args.cpu_devices)
 

@@ -27,7 +27,7 @@ import optax
 
 import evolax
 from evolax.rollout import evaluate
-from results_table import write_results
+from results_table import RESULTS, write_results
 
 
 def table(curve: list[dict]) -> str:
@@ -73,9 +73,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=20.0, help="training wall-time budget")
     parser.add_argument("--max-generations", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).parent / "results" / "seq2seq.json"
-    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "seq2seq.json")
     args = parser.parse_args()
 
     train_task = evolax.Seq2SeqAddition(batch_size=args.batch_size)

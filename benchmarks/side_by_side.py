@@ -199,7 +199,11 @@ def report(
         versions={name: version(name) for name in ("evolax", baseline, "jax")},
     )
     print(speed_table(rows))
-    print(f"\nevolax is {ratio:.1f}x {baseline}'s throughput (cpu, {os.cpu_count()} cores)")
+    import jax  # the parent's backend after the workers are done: the one they ran on
+
+    device = jax.default_backend()
+    where = f"{os.cpu_count()} CPU cores" if device == "cpu" else jax.devices()[0].device_kind
+    print(f"\nevolax is {ratio:.1f}x {baseline}'s throughput ({where})")
     for name, seconds in per_gen.items():
         if name.startswith(baseline) and name not in counted:
             print(f"({seconds / evolax_best:.1f}x {name})")

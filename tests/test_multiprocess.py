@@ -15,7 +15,12 @@ SMALL = [
     "--hidden-sizes", "8", "--log-interval", "2", "--test-interval", "2",
     "--checkpoint-interval", "2", "--test-episodes", "4", "--seed", "5", "--no-progress",
 ]  # fmt: skip
-ENV = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=1"}
+# on the CPU: two processes on one GPU cannot form an NCCL clique (seen on an H200)
+ENV = {
+    **os.environ,
+    "XLA_FLAGS": "--xla_force_host_platform_device_count=1",
+    "JAX_PLATFORMS": "cpu",
+}
 
 
 def free_port():

@@ -221,7 +221,8 @@ class RmES(DistributionAlgorithm[RmESState]):
         ranks = better + 0.5 * (tied - 1)  # 0-based mean ranks
         mu = current.shape[0]
         diff = ranks[:mu] - ranks[mu:]
-        return jnp.dot(jnp.asarray(weights, previous.dtype), diff.astype(previous.dtype)) / mu
+        w = jnp.asarray(weights, previous.dtype)
+        return jnp.dot(w, diff.astype(previous.dtype), precision=HIGHEST) / mu
 
     def store(
         self, state: RmESState, path: Float[Array, " dim"], generation_gap: int
