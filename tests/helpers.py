@@ -270,3 +270,46 @@ def held_out_areas(label: str, learned) -> dict[str, dict[float, float]]:
             area = report_tables({name: view})["summary"][0]["ecdf_area"]
             areas.setdefault(name, {})[budget] = area
     return areas
+
+
+def front_runs(algo, problem, dim: int, generations: int) -> dict:
+    """Two runs of a multi-objective ``algo`` on ``problem`` (minimised objectives, told
+    negated) with one compiled program: ``"clean"``, and ``"broken"``, whose even children of
+    the last generation have a NaN objective. Each is ``(final state, (metrics, x))`` with a
+    generation axis on the metrics and the children."""
+
+    traces = []
+
+    @jax.jit
+    def run(key, nan_children):
+        traces.append(1)  # (chex.assert_max_traces counts by code: every call of this helper)
+
+        def one(state, inputs):
+            key, nan = inputs
+            ask_key, tell_key = jax.random.split(key)
+            x, state = algo.ask(ask_key, state)
+            fitness = jnp.where(nan[:, None], jnp.nan, -problem(x))
+            state, metrics = algo.tell(tell_key, state, x, fitness)
+            return state, (metrics, x)
+
+        init_key, key = jax.random.split(key)
+        state = algo.init(init_key, jnp.zeros(dim))
+        return jax.lax.scan(one, state, (jax.random.split(key, generations), nan_children))
+
+    clean = jnp.zeros((generations, algo.pop_size), bool)
+    broken = clean.at[-1].set(jnp.arange(algo.pop_size) % 2 == 0)
+    runs = {"clean": run(jax.random.key(0), clean), "broken": run(jax.random.key(0), broken)}
+    assert len(traces) == 1, "the generation compiled more than once"
+    return runs
+
+
+def assert_nonfinite_children_never_survive(runs: dict) -> None:
+    """In :func:`front_runs`' ``"broken"`` run, the children with a NaN objective are counted
+    in the last generation's metrics and none of them is kept."""
+    state, (metrics, x) = runs["broken"]
+    pop = x.shape[1]
+    assert float(metrics["nonfinite"][-1]) == pop // 2
+    assert float(metrics["nonfinite"][-2]) == 0
+    assert jnp.all(jnp.isfinite(state.fitness))
+    kept, bad = np.asarray(state.population), np.asarray(x[-1, ::2])
+    assert not np.any(np.all(kept[:, None, :] == bad[None, :, :], axis=-1))

@@ -22,10 +22,18 @@ def test_readme_python_blocks_run():
         jax.jit(painting.run, static_argnums=1)(painting.init(jax.random.key(0)), 5)
 
 
-def test_algorithms_guide_examples_run(capsys):
+def test_algorithms_guide_examples_run(capsys, tmp_path, monkeypatch):
     guide = README.parent / "docs" / "algorithms.md"
-    cma, nsga2 = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
+    cma, nsga2, effort = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
     exec(compile(cma, str(guide), "exec"), {})
     assert float(capsys.readouterr().out) < 1e-6  # CMA-ES solves BBOB's Rosenbrock in d = 10
     exec(compile(nsga2, str(guide), "exec"), {})
     assert float(capsys.readouterr().out) > 0.95 * (1.21 - 1 / 3)  # NSGA-II's ZDT1 front
+    # the 2-objective trainer, for 2 generations of its 100, in a folder of the test's
+    monkeypatch.chdir(tmp_path)
+    short = effort.replace("evolax.train(trainer, 100,", "evolax.train(trainer, 2, progress=False,")
+    assert short != effort
+    namespace: dict = {}
+    exec(compile(short, str(guide), "exec"), namespace)
+    summary = namespace["result"].summary
+    assert summary["generations"] == 2 and summary["final_test_mean"] is not None

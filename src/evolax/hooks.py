@@ -40,7 +40,8 @@ class Progress:
 
     ``state`` has a leading seed axis when ``seeds`` is a list; ``history`` is the chunk's
     per-generation metrics (``[n]``, or ``[seeds, n]``); ``tests`` each seed's last test
-    (``test_mean``, ``test_std``, ``test_min``, ``test_max``), ``best_test`` each seed's
+    (``test_mean``, ``test_std``, ``test_min``, ``test_max``: of the objectives' sum, and
+    ``test_mean_i`` per objective of a vector reward), ``best_test`` each seed's
     best test mean and ``improved`` whether this chunk's test beat it.
     """
 
@@ -152,21 +153,29 @@ class TestBest(Hook):
         keys = jnp.stack([held_out_key(s, run.generation) for s in seeds])
         scores = to_host(self._test[1](run.state, keys[0] if run.seeds is None else keys))
         scores = scores[None] if run.seeds is None else scores
-        run.tests = [
-            {
-                "test_mean": float(s.mean()),
-                "test_std": float(s.std()),
-                "test_min": float(s.min()),
-                "test_max": float(s.max()),
-            }
-            for s in scores
-        ]
+        run.tests = [_test_row(s) for s in scores]
         for tag, test in zip(run.tags(), run.tests, strict=True):
             row = {"kind": "test", "generation": run.generation, **tag, **test}
             run.log({**row, "wall_time": run.wall_time})
         means = np.array([t["test_mean"] for t in run.tests])
         run.improved = means > run.best_test
         run.best_test = np.maximum(run.best_test, means)
+
+
+def _test_row(scores: np.ndarray) -> dict[str, float]:
+    """One seed's test statistics from its returns, ``[episodes]`` or ``[episodes, m]``: of
+    each episode's total over the objectives, and each objective's mean."""
+    per_objective = scores.reshape(len(scores), -1)
+    total = per_objective.sum(axis=1)
+    row = {
+        "test_mean": float(total.mean()),
+        "test_std": float(total.std()),
+        "test_min": float(total.min()),
+        "test_max": float(total.max()),
+    }
+    if scores.ndim > 1:
+        row.update({f"test_mean_{i}": float(v) for i, v in enumerate(per_objective.mean(0))})
+    return row
 
 
 @dataclasses.dataclass

@@ -139,12 +139,15 @@ class Trainer(eqx.Module):
                 f"{type(self.algorithm).__name__} needs {sorted(unknown)} in tell, which the "
                 f"trainer cannot provide (it provides descriptors)"
             )
-        if self.algorithm.objectives_shape:
-            raise ValueError(
-                f"{type(self.algorithm).__name__} takes a fitness vector per member, which the "
-                f"trainer cannot provide yet (tasks return one reward): call its ask and tell "
-                f"in your own loop"
-            )
+        objectives = tuple(self.algorithm.objectives_shape)
+        for name, task in (("task", self.task), ("test_task", self.test_task)):
+            if task is not None and tuple(task.reward_shape) != objectives:
+                raise ValueError(
+                    f"{name}.reward_shape {tuple(task.reward_shape)} must equal "
+                    f"{type(self.algorithm).__name__}'s objectives_shape {objectives}: a "
+                    f"multi-objective algorithm needs a task with a reward per objective, "
+                    f"and one objective a scalar reward"
+                )
         if self.uses_descriptors and self.task.descriptor_bounds is None:
             raise ValueError(
                 f"{type(self.algorithm).__name__} needs behaviour descriptors, but task "
@@ -432,11 +435,22 @@ class Trainer(eqx.Module):
             env_steps=state.env_steps + steps,
         )
         new_state = _place(new_state, mesh)
+        # several objectives: the statistics of their sum, and each one's mean
+        total = jnp.sum(fitness.reshape(fitness.shape[0], -1), axis=1)
+        objectives = fitness.reshape(fitness.shape[0], -1) if fitness.ndim > 1 else None
         metrics = {
-            "fitness_max": jnp.max(fitness),
-            "fitness_mean": jnp.mean(fitness),
-            "fitness_min": jnp.min(fitness),
-            "fitness_std": jnp.std(fitness),
+            "fitness_max": jnp.max(total),
+            "fitness_mean": jnp.mean(total),
+            "fitness_min": jnp.min(total),
+            "fitness_std": jnp.std(total),
+            **(
+                {}
+                if objectives is None
+                else {
+                    f"fitness_mean_{i}": jnp.mean(objectives[:, i])
+                    for i in range(len(objectives[0]))
+                }
+            ),
             "env_steps": steps,
             "eval_devices": jnp.float32(layout.devices),
             "pop_chunk": jnp.float32(layout.pop_chunk),
@@ -454,8 +468,9 @@ class Trainer(eqx.Module):
 
     def test(
         self, state: TrainState, key: PRNGKey, n_episodes: int = 100
-    ) -> Float[Array, " episodes"]:
-        """Returns of the algorithm's best solution over ``n_episodes`` test episodes.
+    ) -> Float[Array, " episodes *objectives"]:
+        """Returns of the algorithm's best solution over ``n_episodes`` test episodes
+        (``[n_episodes, *task.reward_shape]``: one per objective of a vector reward).
 
         On a :class:`~evolax.tasks.MultiAgentTask` every agent plays the best solution, and an
         episode's return is the agents' mean. With a mesh, the devices split the episodes
@@ -481,7 +496,8 @@ class Trainer(eqx.Module):
 
         if task.max_steps == 1 and n_episodes > 1:
             keys = jax.random.split(key, n_episodes)
-            return jax.lax.map(lambda k: returns(k, 1), keys).reshape(n_episodes)
+            scores = jax.lax.map(lambda k: returns(k, 1), keys)
+            return scores.reshape(n_episodes, *task.reward_shape)
         return returns(key, n_episodes)
 
     @property

@@ -4,7 +4,6 @@ nadir point; non-finite children never survive; one compiled generation spreads 
 over DTLZ2's front, nearly one member per reference direction; arguments are checked. The
 comparison with pymoo 0.6.2's NSGA-III is in test_nsga3_pymoo.py (slow)."""
 
-import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,6 +11,7 @@ import pytest
 
 from evolax.algorithms.nsga3 import NSGA3, NSGA3State, hyperplane_nadir, niching_survivors
 from evolax.problems.multiobjective import dtlz2
+from helpers import assert_nonfinite_children_never_survive, front_runs
 
 DIM, POP, GENERATIONS = 12, 28, 100  # 28 members: the 28 directions of 6 divisions
 DTLZ2_OPTIMUM = 1.1**3 - np.pi / 6  # the box 1.1^3 minus the unit sphere's octant
@@ -23,24 +23,7 @@ def runs():
     of the last generation have a NaN objective."""
     algo = NSGA3(pop_size=POP, n_objectives=3, lower=0.0, upper=1.0, reference_point=(-1.1,) * 3)
 
-    @jax.jit
-    @chex.assert_max_traces(n=1)
-    def run(key, nan_children):
-        def one(state, inputs):
-            key, nan = inputs
-            ask_key, tell_key = jax.random.split(key)
-            x, state = algo.ask(ask_key, state)
-            fitness = jnp.where(nan[:, None], jnp.nan, -dtlz2(x))
-            state, metrics = algo.tell(tell_key, state, x, fitness)
-            return state, (metrics, x)
-
-        init_key, key = jax.random.split(key)
-        state = algo.init(init_key, jnp.zeros(DIM))
-        return jax.lax.scan(one, state, (jax.random.split(key, GENERATIONS), nan_children))
-
-    clean = jnp.zeros((GENERATIONS, POP), bool)
-    broken = clean.at[-1].set(jnp.arange(POP) % 2 == 0)
-    return {"clean": run(jax.random.key(0), clean), "broken": run(jax.random.key(0), broken)}
+    return front_runs(algo, dtlz2, DIM, GENERATIONS)
 
 
 def test_spreads_over_dtlz2_one_member_per_direction(runs):
@@ -62,12 +45,7 @@ def test_spreads_over_dtlz2_one_member_per_direction(runs):
 
 
 def test_children_with_a_non_finite_objective_never_survive(runs):
-    state, (metrics, x) = runs["broken"]
-    assert float(metrics["nonfinite"][-1]) == POP // 2
-    assert float(metrics["nonfinite"][-2]) == 0
-    assert jnp.all(jnp.isfinite(state.fitness))
-    kept, bad = np.asarray(state.population), np.asarray(x[-1, ::2])
-    assert not np.any(np.all(kept[:, None, :] == bad[None, :, :], axis=-1))
+    assert_nonfinite_children_never_survive(runs)
 
 
 def test_the_emptiest_niche_takes_its_nearest_member_first():

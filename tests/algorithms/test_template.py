@@ -16,6 +16,7 @@ from evolax.algorithms import Algorithm
 REQUIRED = {
     "MAPElites": dict(grid_shape=(4, 4), descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0)),
     "CoDE": dict(pop_size=18),  # three trials for each of 6 members (rand/2 draws 5 others)
+    "MOEAD": dict(n_objectives=2),
     "NSGA2": dict(n_objectives=2),
     "NSGA3": dict(n_objectives=2),
     "SMSEMOA": dict(n_objectives=2),

@@ -36,6 +36,7 @@ from evolax.algorithms.lga import LGA, LGAState
 from evolax.algorithms.lm_ma_es import LMMAES, LMMAESState
 from evolax.algorithms.ma_es import MAES, MAESState
 from evolax.algorithms.map_elites import MAPElites, MAPElitesState, archive_metrics
+from evolax.algorithms.moead import MOEAD, MOEADState
 from evolax.algorithms.mr15_ga import MR15GA, MR15GAState
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.noise_reuse_es import NoiseReuseES, NoiseReuseESState
@@ -152,6 +153,8 @@ __all__ = [
     "LMMAESState",
     "MAPElites",
     "MAPElitesState",
+    "MOEAD",
+    "MOEADState",
     "NSGA2",
     "NSGA2State",
     "NSGA3",

@@ -107,7 +107,9 @@ def _spherical(position: Array, g: Array) -> Array:
     angle = position * (jnp.pi / 2)
     ones = jnp.ones((*position.shape[:-1], 1), position.dtype)
     # f_i = prod_{j < m - i} cos(a_j) * sin(a_{m - i}) (the first objective has no sine)
-    cosines = jnp.cumprod(jnp.concatenate([ones, jnp.cos(angle)], axis=-1), axis=-1)
+    # cos(pi / 2) is -4.4e-8 in float32: clipped, objectives on the boundary are 0, not below
+    cosine = jnp.maximum(jnp.cos(angle), 0.0)
+    cosines = jnp.cumprod(jnp.concatenate([ones, cosine], axis=-1), axis=-1)
     sines = jnp.concatenate([ones, jnp.sin(angle[..., ::-1])], axis=-1)
     return (1.0 + g)[..., None] * cosines[..., ::-1] * sines
 

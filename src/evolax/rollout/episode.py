@@ -61,7 +61,7 @@ def _expand(mask: Array, shape: tuple[int, ...]) -> Array:
 
 def run_episodes(
     policy: Policy, task: Task, population: Population, initial: tuple[Any, ...]
-) -> tuple[Float[Array, "pop repeats *agents"], Int[Array, "pop repeats"], Any]:
+) -> tuple[Float[Array, "pop repeats *agents_objectives"], Int[Array, "pop repeats"], Any]:
     """Every individual of ``population`` plays every episode of ``initial`` (see
     :func:`initial_states`) to its first ``done`` or ``task.max_steps``.
 
@@ -71,8 +71,9 @@ def run_episodes(
     out]``.
 
     Returns:
-        ``(returns, lengths, final)``: each episode's total reward (per agent where the task's
-        reward is a vector), its steps until ``done``, and the task states it ended in (for
+        ``(returns, lengths, final)``: each episode's total reward (per agent of a
+        multi-agent task, per objective of a task with a ``reward_shape``), its steps until
+        ``done``, and the task states it ended in (for
         the records of wrapped tasks), all with leading axes ``[pop, repeats]``.
     """
     pop_size = population_size(population)
@@ -95,8 +96,10 @@ def run_episodes(
     each = jax.vmap(transition, in_axes=(None, None, None, 0, None, 0, 0))
     step = jax.vmap(each, in_axes=(None, None, 0, None, None, 0, 0))
     task_state, policy_state = replicate(task_state, pop_size), replicate(policy_state, pop_size)
-    # a reward per agent: the axes of the observation before one agent's (MultiAgentTask)
+    # a reward per agent: the axes of the observation before one agent's (MultiAgentTask);
+    # then the objectives' axes of a vector reward (Task.reward_shape)
     agents = task_state.obs.shape[2 : task_state.obs.ndim - len(task.obs_shape)]
+    agents = (*agents, *task.reward_shape)
 
     def body(carry):
         t, task_state, policy_state, returns, lengths, alive = carry

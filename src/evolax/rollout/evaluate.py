@@ -38,7 +38,8 @@ class EvalInfo:
     """What :func:`evaluate` measured besides fitness.
 
     Attributes:
-        returns: total reward of each episode, ``f32[pop, n_repeats]``.
+        returns: total reward of each episode, ``f32[pop, n_repeats]`` (``f32[pop, n_repeats,
+            *task.reward_shape]`` for a vector reward).
         lengths: steps of each episode until ``done``, ``i32[pop, n_repeats]``.
         obs_stats: the observation statistics updated with this rollout's observations
             (``None`` when no statistics were passed in).
@@ -65,7 +66,8 @@ def in_chunks(fn: Callable[[Population], PyTree], population: Population, chunk:
 
 
 def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGKey) -> None:
-    """Trace-time checks: the task's obs and the policy's action have the declared shapes."""
+    """Trace-time checks: the task's obs, the policy's action and the task's reward have the
+    declared shapes."""
     n_agents = agents_per_unit(task)
     agents = (n_agents,) if n_agents > 1 else ()
     state = jax.eval_shape(task.reset, key)
@@ -82,6 +84,15 @@ def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGK
         raise ValueError(
             f"policy produced actions of shape {action.shape[len(agents) :]}, expected "
             f"task.action_shape {task.action_shape}"
+        )
+    if agents and task.reward_shape:
+        raise ValueError("a multi-agent task's reward is one per agent: reward_shape must be ()")
+    _, reward, _ = jax.eval_shape(task.step, state, action, key)
+    if tuple(reward.shape) != (*agents, *task.reward_shape):
+        expected = "(n_agents,)" if agents else "task.reward_shape"
+        raise ValueError(
+            f"task.step returned a reward of shape {tuple(reward.shape)}, expected {expected} "
+            f"{(*agents, *task.reward_shape)}"
         )
 
 
@@ -145,7 +156,8 @@ def evaluate(
             population (its results are those of its slice).
 
     Returns:
-        ``fitness`` (``f32[pop]``) and an :class:`EvalInfo`.
+        ``fitness`` (``f32[pop]``, or ``f32[pop, *task.reward_shape]``: the mean return of
+        each objective) and an :class:`EvalInfo`.
     """
     check_positive_int("n_repeats", n_repeats)
     pop_size = population_size(population)

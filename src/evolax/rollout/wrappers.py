@@ -20,7 +20,7 @@ from evolax.types import Done, PRNGKey, Reward
 class TaskWrapper(Task):
     """A task that runs ``task``; its states keep ``task``'s state as ``inner``.
 
-    Shapes, episode length, descriptors and drawings are ``task``'s.
+    Shapes (rewards' too), episode length, descriptors and drawings are ``task``'s.
     """
 
     task: Task
@@ -32,6 +32,10 @@ class TaskWrapper(Task):
         self.max_steps = self.task.max_steps
         self.obs_shape = self.task.obs_shape
         self.action_shape = self.task.action_shape
+
+    @property
+    def reward_shape(self) -> tuple[int, ...]:
+        return self.task.reward_shape
 
     def descriptor(self, state) -> Float[Array, " desc"]:
         return self.task.descriptor(state.inner)

@@ -1,5 +1,6 @@
 """Tasks (one environment each; evolax batches them)."""
 
+from evolax.tasks.action_cost import ActionCost, ActionCostState
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.tasks.brax import Brax, BraxTaskState
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
@@ -18,6 +19,8 @@ from evolax.tasks.text_painting import TextGuidedPainting, TextGuidedPaintingSta
 from evolax.tasks.waterworld import WaterWorld, WaterWorldState
 
 __all__ = [
+    "ActionCost",
+    "ActionCostState",
     "Brax",
     "BraxTaskState",
     "CLIPScorer",

@@ -60,6 +60,12 @@ class Task(eqx.Module):
     descriptor_bounds: ClassVar[tuple[tuple[float, ...], tuple[float, ...]] | None] = None
     """``(low, high)``: the range of each descriptor dimension (``None``: no descriptor)."""
 
+    @property
+    def reward_shape(self) -> tuple[int, ...]:
+        """The shape of one step's reward: ``()``, or ``(m,)`` for ``m`` objectives, each
+        maximised, for multi-objective algorithms (``Algorithm.objectives_shape``)."""
+        return ()
+
     def render(self, state) -> np.ndarray:
         """Draw one (unbatched) state on the host as a ``uint8[H, W, 3]`` RGB image."""
         raise NotImplementedError(f"{type(self).__name__} has no renderer")

@@ -1,0 +1,98 @@
+"""Vector rewards end to end: ``ActionCost`` makes cart-pole a 2-objective task, evaluated as
+``[pop, 2]`` fitness and trained by NSGA-II through the ``Trainer`` and ``train``."""
+
+import json
+
+import chex
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import evolax
+from evolax.algorithms import NSGA2
+from evolax.policies.base import Policy
+from evolax.tasks import ActionCost, CartPoleSwingUp, MultiAgentWaterWorld
+
+
+class Constant(Policy):
+    """Acts ``params["a"]`` whatever it sees."""
+
+    def init(self, key, obs_shape, action_shape):
+        return {"a": jnp.zeros(action_shape)}
+
+    def apply(self, params, obs, state, key):
+        return params["a"], state
+
+
+def test_evaluate_returns_the_reward_and_minus_the_squared_actions(key):
+    """Objective 0 is the task's own fitness (evaluated without the wrapper); objective 1 is
+    ``-scale * a^2`` per step times the episode's length, for a constant action ``a``."""
+    task = CartPoleSwingUp(max_steps=40)
+    actions = jnp.array([[0.0], [0.5], [-1.0]])
+    population = {"a": actions}
+    fitness, info = evolax.evaluate(
+        Constant(), ActionCost(task, scale=0.5), population, key, n_repeats=3
+    )
+    alone, _ = evolax.evaluate(Constant(), task, population, key, n_repeats=3)
+    assert fitness.shape == (3, 2) and info.returns.shape == (3, 3, 2)
+    np.testing.assert_allclose(fitness[:, 0], alone, rtol=1e-6)
+    expected = -0.5 * actions[:, 0] ** 2 * jnp.mean(info.lengths, axis=1)
+    np.testing.assert_allclose(fitness[:, 1], expected, rtol=1e-6)
+
+
+def test_mistakes_are_one_line_errors():
+    task = CartPoleSwingUp(max_steps=20)
+    nsga2 = NSGA2(pop_size=8, n_objectives=2, lower=-1.0, upper=1.0)
+    with pytest.raises(ValueError, match=r"task.reward_shape \(\) must equal NSGA2's"):
+        evolax.Trainer(algorithm=nsga2, policy=evolax.MLP(hidden_sizes=(4,)), task=task)
+    with pytest.raises(ValueError, match=r"task.reward_shape \(2,\) must equal PGPE's"):
+        evolax.Trainer(
+            algorithm=evolax.PGPE(pop_size=8),
+            policy=evolax.MLP(hidden_sizes=(4,)),
+            task=ActionCost(task),
+        )
+    with pytest.raises(ValueError, match="task must have one objective"):
+        ActionCost(ActionCost(task))
+    with pytest.raises(ValueError, match="single-agent"):
+        ActionCost(MultiAgentWaterWorld())
+    with pytest.raises(ValueError, match="scale"):
+        ActionCost(task, scale=0.0)
+
+
+def test_nsga2_trains_two_objective_cartpole_through_train(tmp_path, key):
+    """A jitted generation compiles once; the metrics hold the objectives' sum and each
+    objective's mean; tests score ``[episodes, 2]``, logged by their sum and per objective;
+    the run resumes from its checkpoint."""
+    task = ActionCost(CartPoleSwingUp(max_steps=30))
+    trainer = evolax.Trainer(
+        algorithm=NSGA2(pop_size=8, n_objectives=2, lower=-2.0, upper=2.0),
+        policy=evolax.MLP(hidden_sizes=(4,)),
+        task=task,
+        n_repeats=2,
+    )
+    step = jax.jit(chex.assert_max_traces(trainer.step, n=1))
+    state = trainer.init(key)
+    for _ in range(3):
+        state, metrics = step(state)
+    assert {"fitness_mean_0", "fitness_mean_1", "front_size"} <= set(metrics)
+    np.testing.assert_allclose(
+        metrics["fitness_mean"], metrics["fitness_mean_0"] + metrics["fitness_mean_1"], rtol=1e-5
+    )
+    assert float(metrics["fitness_mean_1"]) <= 0.0
+    scores = eqx.filter_jit(trainer.test)(state, key, 4)
+    assert scores.shape == (4, 2)
+
+    run_dir = tmp_path / "run"
+    evolax.train(trainer, 4, seed=3, run_dir=run_dir, test_interval=2, n_test_episodes=4,
+                 checkpoint_interval=2, progress=False)  # fmt: skip
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    tests = [r for r in rows if r["kind"] == "test"]
+    assert len(tests) == 2
+    for row in tests:
+        assert row["test_mean"] == pytest.approx(row["test_mean_0"] + row["test_mean_1"])
+    resumed = evolax.train(trainer, 6, seed=3, run_dir=run_dir, test_interval=2,
+                           n_test_episodes=4, checkpoint_interval=2, progress=False,
+                           resume=True)  # fmt: skip
+    assert int(resumed.state.generation) == 6
