@@ -170,7 +170,11 @@ def _parser() -> argparse.ArgumentParser:
                 "one-step task)",
             )
 
-    p = command("plot", help="write a run's learning curves as a PNG")
+    p = command(
+        "plot",
+        help="write a run's learning curves as a PNG (and a multi-objective run's last "
+        "population, pareto_front.png)",
+    )
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     p.add_argument("--out", type=Path, help="PNG path (default: RUN_DIR/learning_curves.png)")
 
@@ -477,6 +481,11 @@ def _plot(args: argparse.Namespace) -> int:
     out = args.out or args.run_dir / "learning_curves.png"
     plot_learning_curves(args.run_dir / "metrics.jsonl", out)
     print(f"wrote {out}")
+    front = args.run_dir / "pareto_front.json"  # a multi-objective run's last population
+    if front.exists():
+        from evolax.render import plot_pareto_front
+
+        print(f"wrote {plot_pareto_front(front, Path(out).with_name('pareto_front.png'))}")
     return 0
 
 

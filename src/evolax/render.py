@@ -335,3 +335,52 @@ def plot_learning_curves(
     out_path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out_path, dpi=120, format="png")
     return out_path
+
+
+def plot_pareto_front(front_path: str | Path, out_path: str | Path) -> Path:
+    """Plot a multi-objective run's last population (``pareto_front.json``, as
+    :func:`evolax.train` writes it) to a PNG: one panel per pair of objectives, every member
+    a point and the non-dominated ones (of each seed) marked.
+
+    Returns:
+        The path written.
+    """
+    import json
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    record = json.loads(Path(front_path).read_text())
+    objectives = np.asarray(record["objectives"], np.float64)
+    front = np.asarray(record["pareto_front"], bool)
+    if objectives.ndim == 2:  # one seed
+        objectives, front = objectives[None], front[None]
+    seeds = record.get("seeds", [None])
+    m = objectives.shape[-1]
+    pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
+    figure = Figure(figsize=(4.5 * len(pairs), 4.2))
+    FigureCanvasAgg(figure)
+    axes = np.atleast_1d(figure.subplots(1, len(pairs)))
+    for ax, (i, j) in zip(axes, pairs, strict=True):
+        for k, seed in enumerate(seeds):
+            ok = np.all(np.isfinite(objectives[k]), axis=-1)
+            label = "" if seed is None else f"seed {seed}"
+            points = ax.scatter(
+                objectives[k, ok & ~front[k], i], objectives[k, ok & ~front[k], j], s=10,
+                alpha=0.35, label=f"{label} dominated".strip(),
+            )  # fmt: skip
+            ax.scatter(
+                objectives[k, ok & front[k], i], objectives[k, ok & front[k], j], s=22,
+                color=points.get_facecolor()[0][:3], edgecolor="black", linewidth=0.5,
+                label=f"{label} non-dominated".strip(),
+            )  # fmt: skip
+        ax.set_xlabel(f"objective {i}")
+        ax.set_ylabel(f"objective {j}")
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(loc="best", fontsize="small")
+    generation = record.get("generation")
+    figure.suptitle(f"population at generation {generation} (both maximised)")
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out_path, dpi=120, format="png", bbox_inches="tight")
+    return out_path

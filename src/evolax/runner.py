@@ -45,6 +45,7 @@ from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
 
 METRICS, SUMMARY, CONFIG = "metrics.jsonl", "summary.json", "config.json"
+FRONT = "pareto_front.json"  # a multi-objective run's last population (_write_front)
 
 
 @dataclasses.dataclass
@@ -374,10 +375,29 @@ def _finish(
         summary.update(_spread("best_test", best))
     if run.store is not None:
         write_json_atomic(cast(Path, run.run_dir) / SUMMARY, summary)
+        _write_front(run)
     result = TrainResult(state=run.state, summary=summary)
     if run.stopping is not None:
         raise TrainingInterrupted(result, run.run_dir, run.stopping)
     return result
+
+
+def _write_front(run: Progress) -> None:
+    """A multi-objective algorithm's last population in ``pareto_front.json``: each member's
+    objectives (``[pop, m]``, or ``[seeds, pop, m]``) and whether it is non-dominated, for
+    ``evolax plot``."""
+    algo_state: Any = run.state.algo_state
+    front = getattr(algo_state, "pareto_front", None)
+    if front is None:
+        return
+    record = {
+        "generation": run.generation,
+        "objectives": np.asarray(to_host(algo_state.fitness), np.float64).tolist(),
+        "pareto_front": np.asarray(to_host(front)).tolist(),
+    }
+    if run.seeds is not None:
+        record["seeds"] = run.seeds
+    write_json_atomic(cast(Path, run.run_dir) / FRONT, record)
 
 
 def _spread(name: str, values: list[float | None]) -> dict[str, float | None]:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import evolax
+from evolax import cli
 from evolax.algorithms import NSGA2
 from evolax.policies.base import Policy
 from evolax.tasks import ActionCost, CartPoleSwingUp, MultiAgentWaterWorld
@@ -64,7 +65,8 @@ def test_mistakes_are_one_line_errors():
 def test_nsga2_trains_two_objective_cartpole_through_train(tmp_path, key):
     """A jitted generation compiles once; the metrics hold the objectives' sum and each
     objective's mean; tests score ``[episodes, 2]``, logged by their sum and per objective;
-    the run resumes from its checkpoint."""
+    the last population goes to pareto_front.json and `evolax plot` draws it; the run resumes
+    from its checkpoint."""
     task = ActionCost(CartPoleSwingUp(max_steps=30))
     trainer = evolax.Trainer(
         algorithm=NSGA2(pop_size=8, n_objectives=2, lower=-2.0, upper=2.0),
@@ -92,6 +94,12 @@ def test_nsga2_trains_two_objective_cartpole_through_train(tmp_path, key):
     assert len(tests) == 2
     for row in tests:
         assert row["test_mean"] == pytest.approx(row["test_mean_0"] + row["test_mean_1"])
+    # the last population, for `evolax plot`: 8 members of 2 objectives, at least one
+    # non-dominated, and the plot of it
+    front = json.loads((run_dir / "pareto_front.json").read_text())
+    assert np.shape(front["objectives"]) == (8, 2) and any(front["pareto_front"])
+    assert cli.main(["plot", str(run_dir)]) == 0
+    assert (run_dir / "pareto_front.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     resumed = evolax.train(trainer, 6, seed=3, run_dir=run_dir, test_interval=2,
                            n_test_episodes=4, checkpoint_interval=2, progress=False,
                            resume=True)  # fmt: skip
