@@ -13,6 +13,7 @@ from PIL import Image
 from helpers import evolax_command, run_evolax, shared_data_dir
 
 
+@pytest.mark.slow  # 21 s; the seq2seq policy and task have their own tests
 def test_seq2seq_trains_evaluates_and_renders_a_table(tmp_path):
     run_dir = tmp_path / "s2s"
     train = run_evolax(

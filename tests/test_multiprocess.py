@@ -6,6 +6,7 @@ import subprocess
 
 import jax
 import numpy as np
+import pytest
 
 from evolax.runs import load_run
 from helpers import evolax_command, metric_rows
@@ -49,6 +50,7 @@ def run_two_processes(*args):
     return [out for out, _ in outputs]
 
 
+@pytest.mark.slow  # 50 s of the default run's 12 minutes; one process's devices: test_sharding
 def test_two_processes_match_one_and_resume(tmp_path):
     single, multi = tmp_path / "single", tmp_path / "multi"
     done = subprocess.run(
