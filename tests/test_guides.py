@@ -196,6 +196,7 @@ def test_embedding(tmp_path, monkeypatch):
 # settings that make each algorithm valid on a small problem, and a value for each field
 ALGORITHM_SETUP = {
     "MAPElites": dict(grid_shape=(4, 4), descriptor_low=(-1, -1), descriptor_high=(1, 1)),
+    "CVTMAPElites": dict(n_cells=16, descriptor_low=(-1, -1), descriptor_high=(1, 1)),
     "PSO": dict(velocity_rule="inertia"),
 }
 FIELD_VALUES = {"tol_condition": 1e14, "inertia": 0.7, "sigma_decay": 0.99, "qd_offset": 0.0}

@@ -29,6 +29,7 @@ LAYERS: list[list[str]] = [
         "evolax.data",
         "evolax.problems",
         "evolax.pareto",
+        "evolax.qd",
         "evolax.schema",
     ],
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],

@@ -55,10 +55,10 @@ def test_tell_matches_sequential_insertion(key):
         # ties between children: the first one in population order wins, as in the loop
         cells = numpy_cells(descriptors, (5, 5), (0, 0), (1, 1))
         archive_f, archive_g = numpy_insert(archive_f, archive_g, genomes, fitness, cells)
-        np.testing.assert_array_equal(state.fitness, archive_f)
+        np.testing.assert_array_equal(state.archive.fitness, archive_f)
         filled = np.isfinite(archive_f)
-        np.testing.assert_array_equal(np.asarray(state.population)[filled], archive_g[filled])
-        np.testing.assert_array_equal(np.asarray(state.population)[~filled], 0.0)  # x0
+        np.testing.assert_array_equal(np.asarray(state.archive.genomes)[filled], archive_g[filled])
+        np.testing.assert_array_equal(np.asarray(state.archive.genomes)[~filled], 0.0)  # x0
     assert float(metrics["coverage"]) == pytest.approx(filled.mean())
     assert float(metrics["qd_score"]) == pytest.approx(archive_f[filled].sum())
 
@@ -91,17 +91,19 @@ def test_fills_the_grid_with_each_cells_optimum(key):
             for index in np.ndindex(*grid)
         ]
     )
-    assert np.all(np.isfinite(state.fitness)), "every cell filled"
+    assert np.all(np.isfinite(state.archive.fitness)), "every cell filled"
     # no elite beats its cell's optimum (so none sits in a wrong cell), and all come close
-    assert np.all(np.asarray(state.fitness) <= optimum + 1e-5)
-    gap = optimum - np.asarray(state.fitness)
+    assert np.all(np.asarray(state.archive.fitness) <= optimum + 1e-5)
+    gap = optimum - np.asarray(state.archive.fitness)
     # over seeds 0-7 the largest gap is 0.018-0.032 and the mean 0.0048-0.0063
     assert gap.max() < 0.05 and gap.mean() < 0.008, (gap.max(), gap.mean())
     assert np.all(np.diff(np.asarray(qd)) >= -1e-4), "QD-score (offset below every f) never falls"
     np.testing.assert_allclose(algo.best(state), centre, atol=0.05)
     # the best-ever genome the template keeps is the best elite
-    np.testing.assert_array_equal(algo.best(state), state.population[jnp.argmax(state.fitness)])
-    assert float(state.best_fitness) == float(jnp.max(state.fitness))
+    np.testing.assert_array_equal(
+        algo.best(state), state.archive.genomes[jnp.argmax(state.archive.fitness)]
+    )
+    assert float(state.best_fitness) == float(jnp.max(state.archive.fitness))
 
 
 def test_ask_uses_only_elites_and_the_line_operator(key):
@@ -167,7 +169,7 @@ def test_trains_cartpole_through_the_trainer(key):
     state, metrics = jax.jit(trainer.run, static_argnums=1)(trainer.init(key), 3)
     coverage = np.asarray(metrics["coverage"])
     assert coverage[0] > 0 and np.all(np.diff(coverage) >= 0)
-    archive = state.algo_state
+    archive = state.algo_state.archive
     filled = np.isfinite(archive.fitness)
     assert np.all(np.abs(archive.descriptors[filled]) <= 1.0)
     # the stored descriptors lie in the stored cells

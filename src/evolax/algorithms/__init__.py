@@ -35,7 +35,14 @@ from evolax.algorithms.les import LES, LESState
 from evolax.algorithms.lga import LGA, LGAState
 from evolax.algorithms.lm_ma_es import LMMAES, LMMAESState
 from evolax.algorithms.ma_es import MAES, MAESState
-from evolax.algorithms.map_elites import MAPElites, MAPElitesState, archive_metrics
+from evolax.algorithms.map_elites import (
+    ArchiveMAPElites,
+    CVTMAPElites,
+    MAPElites,
+    MAPElitesState,
+    QDState,
+    archive_metrics,
+)
 from evolax.algorithms.moead import MOEAD, MOEADState
 from evolax.algorithms.mr15_ga import MR15GA, MR15GAState
 from evolax.algorithms.noise import gaussian
@@ -151,8 +158,11 @@ __all__ = [
     "DifferentialEvolution",
     "LMMAES",
     "LMMAESState",
+    "ArchiveMAPElites",
+    "CVTMAPElites",
     "MAPElites",
     "MAPElitesState",
+    "QDState",
     "MOEAD",
     "MOEADState",
     "NSGA2",
@@ -213,6 +223,7 @@ REGISTRY = {
     "de": DifferentialEvolution,
     "pso": PSO,
     "map_elites": MAPElites,
+    "cvt_map_elites": CVTMAPElites,
     "simple_es": SimpleES,
     "ma_es": MAES,
     "rm_es": RmES,
