@@ -89,6 +89,7 @@ def test_every_field_with_a_default_takes_it_from_the_command_line(section, shor
     required = {
         "MAPElites": ["algorithm.descriptor_low=[0]", "algorithm.descriptor_high=[1]"],
         "CVTMAPElites": ["algorithm.descriptor_low=[0]", "algorithm.descriptor_high=[1]"],
+        "CMAMAE": ["algorithm.descriptor_low=[0]", "algorithm.descriptor_high=[1]"],
         "MOEAD": ["algorithm.n_objectives=2"],
         "NSGA2": ["algorithm.n_objectives=2"],
         "NSGA3": ["algorithm.n_objectives=2"],

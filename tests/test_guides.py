@@ -197,6 +197,9 @@ def test_embedding(tmp_path, monkeypatch):
 ALGORITHM_SETUP = {
     "MAPElites": dict(grid_shape=(4, 4), descriptor_low=(-1, -1), descriptor_high=(1, 1)),
     "CVTMAPElites": dict(n_cells=16, descriptor_low=(-1, -1), descriptor_high=(1, 1)),
+    "CMAMAE": dict(
+        grid_shape=(4, 4), descriptor_low=(-1, -1), descriptor_high=(1, 1), n_emitters=2
+    ),
     "PSO": dict(velocity_rule="inertia"),
 }
 FIELD_VALUES = {"tol_condition": 1e14, "inertia": 0.7, "sigma_decay": 0.99, "qd_offset": 0.0}

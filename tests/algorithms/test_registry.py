@@ -19,6 +19,8 @@ def test_each_registered_algorithm_trains_in_the_trainer_and_checkpoints(name, t
         settings.append("algorithm.grid_shape=[4, 4]")
     if name == "cvt_map_elites":
         settings.append("algorithm.n_cells=16")
+    if name == "cma_mae":
+        settings += ["algorithm.grid_shape=[4, 4]", "algorithm.n_emitters=2"]
     if name == "code":  # three trials for each of 6 members
         settings.append("algorithm.pop_size=18")
     trainer = build_trainer(resolve("cartpole_easy", settings))

@@ -12,12 +12,19 @@ import pytest
 
 import evolax.algorithms as algorithms
 from evolax.algorithms import Algorithm
-from evolax.qd import UnstructuredArchive
+from evolax.qd import GridArchive, UnstructuredArchive
 
 REQUIRED = {
     "MAPElites": dict(grid_shape=(4, 4), descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0)),
     "CVTMAPElites": dict(n_cells=16, descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0)),
     "ArchiveMAPElites": dict(archive=UnstructuredArchive(16, n_desc=2, min_distance=0.1)),
+    "CMAME": dict(
+        archive=GridArchive((4, 4), (-1.0, -1.0), (1.0, 1.0)),
+        emitters=("improvement", "random_direction"),
+    ),
+    "CMAMAE": dict(
+        grid_shape=(4, 4), descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0), n_emitters=2
+    ),
     "CoDE": dict(pop_size=18),  # three trials for each of 6 members (rand/2 draws 5 others)
     "MOEAD": dict(n_objectives=2),
     "NSGA2": dict(n_objectives=2),

@@ -18,6 +18,7 @@ from evolax.algorithms.base import (
 from evolax.algorithms.clpso import CLPSO, CLPSOState
 from evolax.algorithms.cma_es import CMAES, CMAESState
 from evolax.algorithms.cma_family import CMAFamily, CMAState
+from evolax.algorithms.cma_me import CMAMAE, CMAME, CMAMEState, EmitterState
 from evolax.algorithms.composite_de import CoDE, CoDEState
 from evolax.algorithms.cr_fm_nes import CRFMNES, CRFMNESState
 from evolax.algorithms.cso import CSO, CSOState
@@ -159,6 +160,10 @@ __all__ = [
     "LMMAES",
     "LMMAESState",
     "ArchiveMAPElites",
+    "CMAMAE",
+    "CMAME",
+    "CMAMEState",
+    "EmitterState",
     "CVTMAPElites",
     "MAPElites",
     "MAPElitesState",
@@ -224,6 +229,7 @@ REGISTRY = {
     "pso": PSO,
     "map_elites": MAPElites,
     "cvt_map_elites": CVTMAPElites,
+    "cma_mae": CMAMAE,
     "simple_es": SimpleES,
     "ma_es": MAES,
     "rm_es": RmES,
