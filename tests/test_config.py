@@ -116,6 +116,9 @@ def test_a_renamed_component_keeps_the_search_settings_and_resets_the_rest():
         for k, v in later["algorithm"]["optimizer"].items()
         if k not in ("name", "learning_rate")
     }
+    # a field set before the rename survives it too (`--algo` comes after dotted overrides)
+    before = resolve("arm", ["algorithm.n_emitters=4", "algorithm.name=cma_mae"])["algorithm"]
+    assert before["n_emitters"] == 4 and "mutation_std" not in before
 
 
 def test_the_printed_configuration_rebuilds_the_same_run(capsys):

@@ -173,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
     p = command(
         "plot",
         help="write a run's learning curves as a PNG (and a multi-objective run's last "
-        "population, pareto_front.png)",
+        "population, pareto_front.png, or a quality-diversity run's archive, archive.png)",
     )
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     p.add_argument("--out", type=Path, help="PNG path (default: RUN_DIR/learning_curves.png)")
@@ -486,6 +486,11 @@ def _plot(args: argparse.Namespace) -> int:
         from evolax.render import plot_pareto_front
 
         print(f"wrote {plot_pareto_front(front, Path(out).with_name('pareto_front.png'))}")
+    archive = args.run_dir / "archive.json"  # a quality-diversity run's elites
+    if archive.exists():
+        from evolax.render import plot_archive
+
+        print(f"wrote {plot_archive(archive, Path(out).with_name('archive.png'))}")
     return 0
 
 

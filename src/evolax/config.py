@@ -207,17 +207,20 @@ def resolve(
     """The complete configuration of a preset name, a file or a mapping, after ``overrides``
     (dotted assignments): every section present and every default a file can hold filled in.
     A component renamed by an override starts from its own defaults, but for the
-    :data:`CARRIED` fields and those that later overrides set."""
+    :data:`CARRIED` fields and those that other overrides set (before the rename or after:
+    the command line puts ``--algo`` after ``algorithm.FIELD=VALUE``)."""
     config = dict(source) if isinstance(source, Mapping) else load(source or "cartpole_easy")
     paths = [a.partition("=")[0].strip().split(".") for a in overrides]
     renamed = []
     for i, (assignment, path) in enumerate(zip(overrides, paths, strict=True)):
         if path[-1] == "name":
             at = path[:-1]
-            set_later = {
-                p[len(at)] for p in paths[i + 1 :] if p[: len(at)] == at and len(p) > len(at)
+            given = {
+                p[len(at)]
+                for j, p in enumerate(paths)
+                if j != i and p[: len(at)] == at and len(p) > len(at)
             }
-            renamed.append((at, set(_at(config, at)) - set(CARRIED) - set_later))
+            renamed.append((at, set(_at(config, at)) - set(CARRIED) - given))
         config = override(config, assignment)
     for path, stale in renamed:
         _reset(config, path, stale)

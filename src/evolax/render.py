@@ -384,3 +384,62 @@ def plot_pareto_front(front_path: str | Path, out_path: str | Path) -> Path:
     out_path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out_path, dpi=120, format="png", bbox_inches="tight")
     return out_path
+
+
+def plot_archive(archive_path: str | Path, out_path: str | Path) -> Path:
+    """Plot a quality-diversity run's elites (``archive.json``, as :func:`evolax.train` writes
+    it) over their first two descriptor dimensions, coloured by fitness: a heatmap of the
+    cells for a grid archive, a scatter of the elites otherwise; one panel per seed.
+
+    Returns:
+        The path written.
+    """
+    import json
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    record = json.loads(Path(archive_path).read_text())
+    runs = record["elites"] if "seeds" in record else [record["elites"]]
+    seeds = record.get("seeds", [None])
+    values = [f for run in runs for f in run["fitness"]]
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    figure = Figure(figsize=(4.6 * len(runs), 4.2))
+    FigureCanvasAgg(figure)
+    axes = np.atleast_1d(figure.subplots(1, len(runs)))
+    grid = record.get("grid_shape")
+    image = None
+    for ax, run, seed in zip(axes, runs, seeds, strict=True):
+        fitness = np.asarray(run["fitness"], np.float64)
+        descriptors = np.asarray(run["descriptors"], np.float64).reshape(len(fitness), -1)
+        if descriptors.shape[1] < 2 and len(fitness):
+            descriptors = np.concatenate([descriptors, np.zeros_like(descriptors)], axis=1)
+        if grid is not None and len(grid) == 2:
+            lo, hi = np.asarray(record["descriptor_low"]), np.asarray(record["descriptor_high"])
+            cells = np.clip(
+                ((descriptors[:, :2] - lo) / (hi - lo) * grid).astype(int), 0, np.asarray(grid) - 1
+            )
+            heat = np.full(grid, np.nan)
+            heat[cells[:, 0], cells[:, 1]] = fitness
+            extent = (lo[0], hi[0], lo[1], hi[1])
+            image = ax.imshow(
+                heat.T, origin="lower", extent=extent, vmin=low, vmax=high, cmap="viridis",
+                aspect="auto", interpolation="nearest",
+            )  # fmt: skip
+        else:
+            image = ax.scatter(
+                descriptors[:, 0], descriptors[:, 1], c=fitness, s=8, vmin=low, vmax=high,
+                cmap="viridis", marker="s",
+            )  # fmt: skip
+        coverage = len(fitness) / record["n_cells"]
+        title = f"{len(fitness)} elites, coverage {coverage:.1%}"
+        ax.set_title(title if seed is None else f"seed {seed}: {title}", fontsize="small")
+        ax.set_xlabel("descriptor 0")
+        ax.set_ylabel("descriptor 1")
+    if image is not None:
+        figure.colorbar(image, ax=list(axes), label="fitness")
+    figure.suptitle(f"archive at generation {record.get('generation')}")
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out_path, dpi=120, format="png", bbox_inches="tight")
+    return out_path

@@ -40,12 +40,14 @@ from evolax.logging import (
     truncate_rows,
     write_json_atomic,
 )
+from evolax.qd import GridArchive
 from evolax.sharding import broadcast_from_first_process, to_host
 from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
 
 METRICS, SUMMARY, CONFIG = "metrics.jsonl", "summary.json", "config.json"
 FRONT = "pareto_front.json"  # a multi-objective run's last population (_write_front)
+ARCHIVE = "archive.json"  # a quality-diversity run's elites (_write_archive)
 
 
 @dataclasses.dataclass
@@ -376,6 +378,7 @@ def _finish(
     if run.store is not None:
         write_json_atomic(cast(Path, run.run_dir) / SUMMARY, summary)
         _write_front(run)
+        _write_archive(run)
     result = TrainResult(state=run.state, summary=summary)
     if run.stopping is not None:
         raise TrainingInterrupted(result, run.run_dir, run.stopping)
@@ -398,6 +401,34 @@ def _write_front(run: Progress) -> None:
     if run.seeds is not None:
         record["seeds"] = run.seeds
     write_json_atomic(cast(Path, run.run_dir) / FRONT, record)
+
+
+def _write_archive(run: Progress) -> None:
+    """A quality-diversity algorithm's elites in ``archive.json``: each occupied cell's
+    descriptor and fitness (per seed in a many-seed run) and, for a grid, its shape and bounds,
+    for ``evolax plot``."""
+    algo_state: Any = run.state.algo_state
+    archive = getattr(algo_state, "result", None) or getattr(algo_state, "archive", None)
+    if archive is None or not hasattr(archive, "descriptors"):
+        return
+    fitness = np.asarray(to_host(archive.fitness), np.float64)
+    descriptors = np.asarray(to_host(archive.descriptors), np.float64)
+    if fitness.ndim == 1:  # one seed
+        fitness, descriptors = fitness[None], descriptors[None]
+    elites = [
+        {"fitness": f[np.isfinite(f)].tolist(), "descriptors": d[np.isfinite(f)].tolist()}
+        for f, d in zip(fitness, descriptors, strict=True)
+    ]
+    record: dict[str, Any] = {"generation": run.generation, "n_cells": fitness.shape[1]}
+    record["elites"] = elites if run.seeds is not None else elites[0]
+    if run.seeds is not None:
+        record["seeds"] = run.seeds
+    layout = getattr(run.trainer.algorithm, "archive", None)
+    if isinstance(layout, GridArchive):
+        record["grid_shape"] = list(layout.grid_shape)
+        record["descriptor_low"] = list(layout.descriptor_low)
+        record["descriptor_high"] = list(layout.descriptor_high)
+    write_json_atomic(cast(Path, run.run_dir) / ARCHIVE, record)
 
 
 def _spread(name: str, values: list[float | None]) -> dict[str, float | None]:

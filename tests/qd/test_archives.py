@@ -51,7 +51,11 @@ def test_cvt_cells_are_nearest_centroids_and_kmeans_spreads_them(key):
     assert c.shape == (64, 2) and np.all(c >= [0, -1]) and np.all(c <= [2, 1])
     points = np.asarray(jax.random.uniform(jax.random.key(3), (2000, 2))) * [2, 2] - [0, 1]
     expected = np.argmin(((points[:, None] - c[None]) ** 2).sum(-1), axis=1)
-    np.testing.assert_array_equal(CVTArchive(c).index(jnp.asarray(points)), expected)
+    archive = CVTArchive(c, (0.0, -1.0), (2.0, 1.0))
+    np.testing.assert_array_equal(archive.index(jnp.asarray(points)), expected)
+    outside = jnp.asarray(points * 3)  # searched in full
+    far = np.argmin(((points[:, None] * 3 - c[None]) ** 2).sum(-1), axis=1)
+    np.testing.assert_array_equal(archive.index(outside), far)
 
     def quantization(centres):
         return np.mean(np.min(((points[:, None] - centres[None]) ** 2).sum(-1), axis=1))
@@ -124,7 +128,7 @@ def test_unstructured_archive_follows_its_rule_one_candidate_at_a_time():
         (lambda: GridArchive((4,), (1,), (0,)), "descriptor_low must be below"),
         (lambda: GridArchive((4,), (0,), (1,), learning_rate=0.5), "threshold_min must be"),
         (lambda: GridArchive((4,), (0,), (1,), learning_rate=2.0), "learning_rate must be in"),
-        (lambda: CVTArchive(np.zeros(3)), "centroids must have shape"),
+        (lambda: CVTArchive(np.zeros(3), (0,), (1,)), "centroids must have shape"),
         (lambda: UnstructuredArchive(8, 2, 0.0), "min_distance must be"),
     ],
 )

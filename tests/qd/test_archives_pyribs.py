@@ -44,7 +44,7 @@ def test_add_matches_pyribs(kind, learning_rate, threshold_min):
             dtype=np.float32,
             **rules,
         )
-        ours = CVTArchive(centroids, **rules)
+        ours = CVTArchive(centroids, (-1, -1), (1, 1), **rules)
     state = ours.init(jnp.zeros(3))
     for solution, objective, measures in batches(rng):
         info = theirs.add(solution, objective, measures)

@@ -27,7 +27,7 @@ def ours(name):
     if name == "map_elites":
         return ArchiveMAPElites(pop, grid, mutation_std=0.5, line_std=0.2, init_std=0.5)
     if name == "cvt_map_elites":
-        cvt = CVTArchive(CENTROIDS)
+        cvt = CVTArchive(CENTROIDS, (-BOUND,) * 2, (BOUND,) * 2)
         return ArchiveMAPElites(pop, cvt, mutation_std=0.5, line_std=0.2, init_std=0.5)
     if name == "cma_mae":
         return CMAMAE(pop, (100, 100), (-BOUND,) * 2, (BOUND,) * 2, n_emitters=EMITTERS)

@@ -164,7 +164,7 @@ class CVTMAPElites(ArchiveMAPElites):
             jax.random.key(cvt_seed), n_cells, descriptor_low, descriptor_high, n_samples
         )
         self.pop_size = pop_size
-        self.archive = CVTArchive(centroids, qd_offset=qd_offset)
+        self.archive = CVTArchive(centroids, descriptor_low, descriptor_high, qd_offset=qd_offset)
         self.mutation_std = mutation_std
         self.line_std = line_std
         self.init_std = init_std

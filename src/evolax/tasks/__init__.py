@@ -1,6 +1,7 @@
 """Tasks (one environment each; evolax batches them)."""
 
 from evolax.tasks.action_cost import ActionCost, ActionCostState
+from evolax.tasks.arm import Arm, ArmState
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.tasks.brax import Brax, BraxTaskState
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
@@ -19,6 +20,8 @@ from evolax.tasks.text_painting import TextGuidedPainting, TextGuidedPaintingSta
 from evolax.tasks.waterworld import WaterWorld, WaterWorldState
 
 __all__ = [
+    "Arm",
+    "ArmState",
     "ActionCost",
     "ActionCostState",
     "Brax",
@@ -47,6 +50,7 @@ __all__ = [
 
 REGISTRY = {
     "cartpole": CartPoleSwingUp,
+    "arm": Arm,
     "mnist": MNIST,
     "seq2seq": Seq2SeqAddition,
     "image_approximation": ImageApproximation,
