@@ -62,6 +62,7 @@ def test_mnist_preset_trains_and_renders_predictions(tmp_path):
     assert (run_dir / "predictions.png").is_file()
 
 
+@pytest.mark.slow  # 15 s; tests/tasks/test_image_approximation.py covers the task itself
 def test_image_approximation_trains_and_renders_the_painting(tmp_path):
     run_dir = tmp_path / "paint"
     train = run_evolax(

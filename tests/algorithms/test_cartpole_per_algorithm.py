@@ -88,6 +88,11 @@ SETTINGS = {
     "lga": (["algorithm.init_std=0.03"], 1000),
     "code": ([MLP_16, STD_05, "algorithm.pop_size=66"], 1000),  # 3 trials for 22 members
     "sade": ([MLP_16, STD_05], 1000),
+    "cvt_map_elites": (
+        ["algorithm.mutation_std=0.05", "algorithm.init_std=0.05", "algorithm.n_cells=64"],
+        1000,
+    ),
+    "cma_mae": ([MLP_16, STD_05, "algorithm.grid_shape=[8, 8]", "algorithm.n_emitters=4"], 1000),
 }
 """Per algorithm: the overrides of the cartpole_easy preset (after ``algorithm.name``, pop 64
 and 4 repeats) and the generation budget."""
@@ -121,6 +126,11 @@ CANNOT = {
     "sade": "levels off at the balancing plateau: best test 694.5 at generation 800",
     "lga": "parents keep their first, noisy evaluation (plus-selection): best test 758.6 at "
     "generation 50, then no progress (626.4 with init_std 0.1, 573.9 with MLP [16] and 0.5)",
+    "cvt_map_elites": "as MAP-Elites, selection is spread over the cells and elites are kept on "
+    "one noisy evaluation: best test 700.8 at generation 750 (64 cells)",
+    "cma_mae": "elites are kept on one noisy evaluation, and the emitters chase improvements "
+    "over the cells' thresholds rather than the return: best test 867.1 (863.8 at generation "
+    "1000; MLP [16], 8 x 8 grid, 4 emitters)",
     "map_elites": "selection is spread over the archive's cells and elites are kept on one "
     "noisy evaluation: best elite's test 712 (grid 8x8; 707 with 32x32, 682 with MLP [16])",
 }

@@ -22,6 +22,7 @@ REQUIRED = {
         archive=GridArchive((4, 4), (-1.0, -1.0), (1.0, 1.0)),
         emitters=("improvement", "random_direction"),
     ),
+    "MEES": dict(pop_size=9, archive=UnstructuredArchive(16, n_desc=2, min_distance=0.1)),
     "CMAMAE": dict(
         grid_shape=(4, 4), descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0), n_emitters=2
     ),

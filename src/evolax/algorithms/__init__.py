@@ -44,6 +44,7 @@ from evolax.algorithms.map_elites import (
     QDState,
     archive_metrics,
 )
+from evolax.algorithms.me_es import MEES, MEESState
 from evolax.algorithms.moead import MOEAD, MOEADState
 from evolax.algorithms.mr15_ga import MR15GA, MR15GAState
 from evolax.algorithms.noise import gaussian
@@ -166,6 +167,8 @@ __all__ = [
     "EmitterState",
     "CVTMAPElites",
     "MAPElites",
+    "MEES",
+    "MEESState",
     "MAPElitesState",
     "QDState",
     "MOEAD",

@@ -14,7 +14,7 @@ from evolax.qd.archive import (
 )
 from evolax.qd.cvt import CVTArchive, cvt_centroids
 from evolax.qd.grid import GridArchive
-from evolax.qd.unstructured import UnstructuredArchive, novelty
+from evolax.qd.unstructured import UnstructuredArchive, knn_distance, novelty
 
 __all__ = [
     "IMPROVED",
@@ -28,6 +28,7 @@ __all__ = [
     "Insertion",
     "UnstructuredArchive",
     "cvt_centroids",
+    "knn_distance",
     "novelty",
     "qd_metrics",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+from jaxtyping import Array, Bool, Float
 
 from evolax.qd.archive import (
     IMPROVED,
@@ -101,12 +101,23 @@ class UnstructuredArchive(Archive):
         )
 
 
+def knn_distance(
+    bank: Float[Array, "n desc"],
+    valid: Bool[Array, " n"],
+    descriptors: Float[Array, "pop desc"],
+    k: int,
+) -> Float[Array, " pop"]:
+    """Each descriptor's mean Euclidean distance to its ``k`` nearest valid rows of ``bank``,
+    ``[pop]`` (``inf`` while fewer than ``k`` are valid)."""
+    distance = jnp.sqrt(jnp.sum((descriptors[:, None] - bank[None]) ** 2, axis=-1))
+    distance = jnp.where(valid[None], distance, jnp.inf)
+    nearest = -jax.lax.top_k(-distance, k)[0]
+    return jnp.mean(nearest, axis=1)
+
+
 def novelty(
     state: ArchiveState, descriptors: Float[Array, "pop desc"], k: int
 ) -> Float[Array, " pop"]:
     """Each descriptor's mean distance to its ``k`` nearest elites (Lehman & Stanley, 2011),
     ``[pop]``; ``inf`` while the archive holds fewer than ``k``."""
-    distance = jnp.sqrt(jnp.sum((descriptors[:, None] - state.descriptors[None]) ** 2, axis=-1))
-    distance = jnp.where(state.occupied[None], distance, jnp.inf)
-    nearest = -jax.lax.top_k(-distance, k)[0]
-    return jnp.mean(nearest, axis=1)
+    return knn_distance(state.descriptors, state.occupied, descriptors, k)
