@@ -7,6 +7,7 @@ from evolax.tasks.brax import Brax, BraxTaskState
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
 from evolax.tasks.clip import CLIPScorer
 from evolax.tasks.evojax import EvoJAXTask
+from evolax.tasks.feet_contact import FeetContact, FeetContactState
 from evolax.tasks.gymnax import GymnaxTask, GymnaxTaskState
 from evolax.tasks.image_approximation import (
     ImageApproximation,
@@ -31,6 +32,8 @@ __all__ = [
     "CartPoleState",
     "CartPoleSwingUp",
     "EvoJAXTask",
+    "FeetContact",
+    "FeetContactState",
     "GymnaxTask",
     "GymnaxTaskState",
     "ImageApproximation",
