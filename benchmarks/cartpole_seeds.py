@@ -37,8 +37,9 @@ TARGETS = {"cartpole_easy": 900.0, "cartpole_hard": 600.0}
 EVOJAX = {"cartpole_easy": 935.0, "cartpole_hard": 631.0}
 
 
-def train_run(config: dict) -> tuple[dict, list[dict], float]:
-    """Summary, test rows and wall seconds of one `evolax.train` run of ``config``."""
+def train_run(config: dict, kind: str = "test") -> tuple[dict, list[dict], float]:
+    """Summary, ``kind`` rows (``"test"``, ``"train"``) and wall seconds of one `evolax.train`
+    run of ``config``."""
     trainer = build_trainer(config)
     run = run_settings(config)
     with tempfile.TemporaryDirectory() as run_dir:
@@ -52,8 +53,8 @@ def train_run(config: dict) -> tuple[dict, list[dict], float]:
             progress=False,
         )
         wall = time.perf_counter() - start
-        tests = [row for row in read_rows(Path(run_dir) / "metrics.jsonl") if row["kind"] == "test"]
-    return result.summary, tests, wall
+        rows = [row for row in read_rows(Path(run_dir) / "metrics.jsonl") if row["kind"] == kind]
+    return result.summary, rows, wall
 
 
 def first_at(tests: list[dict], target: float) -> int | None:

@@ -20,14 +20,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import tempfile
-import time
 from pathlib import Path
 
-from cartpole_seeds import quartiles
-from evolax.config import build_trainer, resolve, run_settings
-from evolax.logging import read_rows
-from evolax.runner import train
+from cartpole_seeds import quartiles, train_run
+from evolax.config import resolve
 from results_table import RESULTS, write_results
 
 OFFSET = -math.pi
@@ -61,20 +57,7 @@ def measure(name: str, overrides: list[str], seeds: int, generations: int) -> di
             f"run.test_interval={generations}",
         ],
     )
-    trainer = build_trainer(config)
-    run = run_settings(config)
-    with tempfile.TemporaryDirectory() as run_dir:
-        start = time.perf_counter()
-        train(
-            trainer,
-            run.generations,
-            **run.train_kwargs(),
-            run_dir=run_dir,
-            config=config,
-            progress=False,
-        )
-        wall = time.perf_counter() - start
-        rows = [r for r in read_rows(Path(run_dir) / "metrics.jsonl") if r["kind"] == "train"]
+    _, rows, wall = train_run(config, kind="train")
     curve = {}
     for generation in sorted({r["generation"] for r in rows}):
         at = [r for r in rows if r["generation"] == generation]

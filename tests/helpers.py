@@ -313,3 +313,21 @@ def assert_nonfinite_children_never_survive(runs: dict) -> None:
     assert jnp.all(jnp.isfinite(state.fitness))
     kept, bad = np.asarray(state.population), np.asarray(x[-1, ::2])
     assert not np.any(np.all(kept[:, None, :] == bad[None, :, :], axis=-1))
+
+
+def qd_run(algo, problem, x0, generations: int):
+    """``key -> (state, metrics)``: ``generations`` of a quality-diversity ``algo`` on
+    ``problem(x) -> (fitness, descriptors)`` from ``x0``, as one ``lax.scan`` (jit or vmap
+    it over keys); ``metrics`` has a leading generation axis."""
+
+    def run(key):
+        def generation(state, key):
+            ask_key, tell_key = jax.random.split(key)
+            x, state = algo.ask(ask_key, state)
+            fitness, descriptors = problem(x)
+            return algo.tell(tell_key, state, x, fitness, descriptors=descriptors)
+
+        state = algo.init(key, x0)
+        return jax.lax.scan(generation, state, jax.random.split(key, generations))
+
+    return run

@@ -12,24 +12,14 @@ import pytest
 from evolax.algorithms import MEES
 from evolax.problems import linear_projection_bound, sphere_linear_projection
 from evolax.qd import GridArchive
+from helpers import qd_run
 
 DIM = 10
 BOUND = linear_projection_bound(DIM)
 
 
 def run(algo, seeds=3, generations=150):
-    def one(key):
-        state = algo.init(key, jnp.zeros(DIM))
-
-        def generation(state, key):
-            ask_key, tell_key = jax.random.split(key)
-            x, state = algo.ask(ask_key, state)
-            fitness, descriptors = sphere_linear_projection(x)
-            state, metrics = algo.tell(tell_key, state, x, fitness, descriptors=descriptors)
-            return state, metrics
-
-        return jax.lax.scan(generation, state, jax.random.split(key, generations))
-
+    one = qd_run(algo, sphere_linear_projection, jnp.zeros(DIM), generations)
     return jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(0), seeds))
 
 

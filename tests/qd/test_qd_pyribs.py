@@ -11,6 +11,7 @@ import pytest
 from evolax.algorithms import CMAMAE, CMAME, ArchiveMAPElites
 from evolax.problems import linear_projection_bound, sphere_linear_projection
 from evolax.qd import CVTArchive, GridArchive, cvt_centroids
+from helpers import qd_run
 
 pytestmark = pytest.mark.slow
 ribs = pytest.importorskip("ribs")
@@ -36,21 +37,9 @@ def ours(name):
 
 
 def our_scores(name):
-    algo = ours(name)
-
-    def run(key):
-        state = algo.init(key, jnp.zeros(DIM))
-
-        def generation(state, key):
-            ask_key, tell_key = jax.random.split(key)
-            x, state = algo.ask(ask_key, state)
-            fitness, descriptors = sphere_linear_projection(x)
-            return algo.tell(tell_key, state, x, fitness, descriptors=descriptors)
-
-        _, metrics = jax.lax.scan(generation, state, jax.random.split(key, GENERATIONS))
-        return metrics["qd_score"][-1]
-
-    return np.asarray(jax.jit(jax.vmap(run))(jax.random.split(jax.random.key(1), SEEDS)))
+    run = qd_run(ours(name), sphere_linear_projection, jnp.zeros(DIM), GENERATIONS)
+    keys = jax.random.split(jax.random.key(1), SEEDS)
+    return np.asarray(jax.jit(jax.vmap(lambda k: run(k)[1]["qd_score"][-1]))(keys))
 
 
 def ribs_objective(x):
