@@ -10,8 +10,30 @@ from evolax.checkpoint import CheckpointStore
 from evolax.config import build_trainer, resolve
 from helpers import state_leaves
 
+# variants whose family runs in the default suite (its state and update code shared): they
+# run in `nox -s slow`, to keep the default suite under 12 minutes on 2 cores
+SIBLINGS = {
+    "iamalgam_univariate",  # iamalgam_full
+    "sv_open_es",  # sv_cma_es
+    "noise_reuse_es",  # persistent_es
+    "samr_ga",  # mr15_ga
+    "gesmr_ga",
+    "shade",  # jade
+    "sade",  # code
+    "cso",  # clpso
+    "sl_pso",
+    "random_search",  # hill_climbing
+    "simulated_annealing",
+    "gradientless_descent",
+    "xnes",  # snes
+    "rm_es",  # ma_es
+}
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if n in SIBLINGS else n for n in sorted(REGISTRY)],
+)
 def test_each_registered_algorithm_trains_in_the_trainer_and_checkpoints(name, tmp_path):
     settings = [f"algorithm.name={name}", "algorithm.pop_size=8", "algorithm.init_std=0.2"]
     settings += ["policy.hidden_sizes=[4]", "task.max_steps=5", "trainer.n_repeats=2"]
@@ -39,6 +61,10 @@ def test_each_registered_algorithm_trains_in_the_trainer_and_checkpoints(name, t
     store.close()
     for x, y in zip(state_leaves(state), state_leaves(restored), strict=True):
         np.testing.assert_array_equal(x, y)
+
+
+def test_siblings_are_registered():
+    assert SIBLINGS <= set(REGISTRY)
 
 
 def test_cli_lists_every_algorithm(capsys):

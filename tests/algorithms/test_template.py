@@ -127,16 +127,17 @@ def test_fitness_rule(cls, kwargs, x64):
         x0 = jax.tree.map(lambda x: jnp.asarray(x, dtype), GENOME)
         key = jax.random.key(0)
         tell = jax.jit(chex.assert_max_traces(algo.tell, n=1))
+        ask = jax.jit(algo.ask)  # one compilation, not one per operation
         state = algo.init(key, x0)
         # two clean generations first, so population algorithms hold evaluated members
         for k in jax.random.split(key, 2):
-            population, state = algo.ask(k, state)
+            population, state = ask(k, state)
             state, _ = tell(
                 k, state, population, objectives(algo, population), **extra_inputs(algo, k)
             )
 
         for name, pattern in PATTERNS.items():
-            population, asked = algo.ask(jax.random.key(7), state)
+            population, asked = ask(jax.random.key(7), state)
             values = np.resize(pattern, algo.pop_size)  # the pattern repeated
             fitness = objectives(algo, population, values.astype(dtype))
             new, metrics = tell(key, asked, population, fitness, **extra_inputs(algo, key))
@@ -160,7 +161,7 @@ def test_fitness_rule(cls, kwargs, x64):
             assert best.dtype == dtype and np.isfinite(best).all(), name
 
         # a generation with no finite fitness leaves the algorithm's state as it was
-        population, asked = algo.ask(jax.random.key(8), state)
+        population, asked = ask(jax.random.key(8), state)
         for value in (jnp.nan, -jnp.inf):
             fitness = jnp.full((algo.pop_size, *algo.objectives_shape), value, dtype)
             new, metrics = tell(key, asked, population, fitness, **extra_inputs(algo, key))
