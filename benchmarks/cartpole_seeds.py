@@ -125,7 +125,9 @@ def measure(preset: str, n_seeds: int, optimizer: str | None, generations: int |
     }
 
 
-def _cell(stats: dict, digits: int = 0) -> str:
+def median_cell(stats: dict, digits: int = 0) -> str:
+    """``median (q25-q75)`` of :func:`quartiles`' ``stats``, noting seeds that never got there."""
+
     def fmt(x):
         return "never" if x is None or x == np.inf else f"{x:.{digits}f}"  # JSON: null
 
@@ -143,9 +145,9 @@ def table(rows: list[dict]) -> str:
         one_by_one = row["single_run"]["wall_s"] * len(row["seeds"])
         lines.append(
             f"| {row['preset']} (target {row['target']:.0f}) | {row['optimizer']} "
-            f"| {len(row['seeds'])} | {_cell(row['generation_to_target'])} "
-            f"| {_cell(row['seconds_to_target'])} | {_cell(row['final'], 1)} "
-            f"| {_cell(row['best'], 1)} | {row['evojax_final']:.0f} "
+            f"| {len(row['seeds'])} | {median_cell(row['generation_to_target'])} "
+            f"| {median_cell(row['seconds_to_target'])} | {median_cell(row['final'], 1)} "
+            f"| {median_cell(row['best'], 1)} | {row['evojax_final']:.0f} "
             f"| {row['vmapped_run']['wall_s']:.0f} s / {one_by_one:.0f} s "
             f"= {row['vmap_speedup']:.2f}x faster |"
         )

@@ -34,7 +34,7 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
-from cartpole_seeds import quartiles
+from cartpole_seeds import median_cell, quartiles
 from evolax.config import build_trainer, resolve, run_settings
 from evolax.pareto import hypervolume
 from evolax.runner import FRONT, train
@@ -102,9 +102,6 @@ def measure(seeds: int, generations: int) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    def cell(stats: dict, digits: int) -> str:
-        return f"{stats['median']:.{digits}f} ({stats['q25']:.{digits}f}-{stats['q75']:.{digits}f})"
-
     lines = [
         "| non-dominated members | hypervolume / 1e6 | best return | its effort "
         "| least effort at >= 90% of the best return |",
@@ -113,9 +110,9 @@ def table(rows: list[dict]) -> str:
     for row in rows:
         s = row["summary"]
         lines.append(
-            f"| {cell(s['front_size'], 0)} | {cell(s['hypervolume'], 3)} "
-            f"| {cell(s['best_return'], 1)} | {cell(s['effort_at_best'], 1)} "
-            f"| {cell(s['least_effort_90'], 1)} |"
+            f"| {median_cell(s['front_size'], 0)} | {median_cell(s['hypervolume'], 3)} "
+            f"| {median_cell(s['best_return'], 1)} | {median_cell(s['effort_at_best'], 1)} "
+            f"| {median_cell(s['least_effort_90'], 1)} |"
         )
     return "\n".join(lines)
 

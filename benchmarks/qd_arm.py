@@ -22,7 +22,7 @@ import argparse
 import math
 from pathlib import Path
 
-from cartpole_seeds import quartiles, train_run
+from cartpole_seeds import median_cell, quartiles, train_run
 from evolax.config import resolve
 from results_table import RESULTS, write_results
 
@@ -69,9 +69,6 @@ def measure(name: str, overrides: list[str], seeds: int, generations: int) -> di
 
 
 def table(rows: list[dict], at=(10, 100, 250, 500, 1000)) -> str:
-    def cell(stats: dict, digits: int) -> str:
-        return f"{stats['median']:.{digits}f} ({stats['q25']:.{digits}f}-{stats['q75']:.{digits}f})"
-
     lines = [
         "| `--algo` | generation | coverage | QD-score |",
         "|---|---|---|---|",
@@ -81,8 +78,8 @@ def table(rows: list[dict], at=(10, 100, 250, 500, 1000)) -> str:
             point = row["curve"].get(generation) or row["curve"].get(str(generation))
             if point is not None:
                 lines.append(
-                    f"| `{row['algo']}` | {generation} | {cell(point['coverage'], 3)} "
-                    f"| {cell(point['qd_score'], 0)} |"
+                    f"| `{row['algo']}` | {generation} | {median_cell(point['coverage'], 3)} "
+                    f"| {median_cell(point['qd_score'], 0)} |"
                 )
     return "\n".join(lines)
 
