@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 import chex
@@ -13,6 +12,8 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import HIGHEST, Algorithm, normal
+from evolax.algorithms.cma_es import decompose
+from evolax.algorithms.cma_family import expected_norm
 from evolax.algorithms.map_elites import QDState
 from evolax.qd import Archive, ArchiveState, GridArchive, Insertion
 from evolax.validation import check_positive, check_positive_int
@@ -247,7 +248,7 @@ class CMAME(Algorithm[CMAMEState]):
         c_c = (4 + mueff / dim) / (dim + 4 + 2 * mueff / dim)
         c1 = 2 / ((dim + 1.3) ** 2 + mueff)
         c_mu = jnp.minimum(1 - c1, 2 * (mueff - 2 + 1 / mueff) / ((dim + 2) ** 2 + mueff))
-        chi = math.sqrt(dim) * (1 - 1 / (4 * dim) + 1 / (21 * dim**2))
+        chi = expected_norm(dim)
 
         steps = (x[order] - e.mean[None]) / e.std  # y_i, best first
         y_w = weights @ steps
@@ -262,15 +263,13 @@ class CMAME(Algorithm[CMAMEState]):
         cov = decay * e.cov + c1 * jnp.outer(p_c, p_c) + c_mu * rank_mu
         cov = 0.5 * (cov + cov.T)
         std = e.std * jnp.exp(jnp.minimum(1.0, (c_s / d_s) * (jnp.linalg.norm(p_sigma) / chi - 1)))
-        eigvals, eigvecs = jnp.linalg.eigh(cov)
-        floor = jnp.max(eigvals) * jnp.finfo(x.dtype).eps
-        eigvals = jnp.maximum(eigvals, floor)
+        eigvecs, eigvals_sqrt = decompose(cov)
         moved = e.replace(  # type: ignore[attr-defined]
             mean=e.mean + e.std * y_w,
             std=std,
             cov=cov,
             eigvecs=eigvecs,
-            eigvals_sqrt=jnp.sqrt(eigvals),
+            eigvals_sqrt=eigvals_sqrt,
             p_sigma=p_sigma,
             p_c=p_c,
             age=age,
@@ -280,8 +279,8 @@ class CMAME(Algorithm[CMAMEState]):
         ranked = jnp.stack([primary.astype(x.dtype), secondary], axis=1)[order]
         flat = jnp.linalg.norm(ranked[0] - ranked[-1]) < 1e-12
         converged = (
-            (jnp.max(eigvals) / jnp.min(eigvals) > 1e14)
-            | (new.std * jnp.sqrt(jnp.max(new.eigvals_sqrt**2)) < 1e-11)
+            ((jnp.max(eigvals_sqrt) / jnp.min(eigvals_sqrt)) ** 2 > 1e14)
+            | (new.std * jnp.max(new.eigvals_sqrt) < 1e-11)
             | flat
             | ~jnp.all(jnp.isfinite(new.mean))
         )
