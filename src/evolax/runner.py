@@ -408,7 +408,9 @@ def _write_archive(run: Progress) -> None:
     descriptor and fitness (per seed in a many-seed run) and, for a grid, its shape and bounds,
     for ``evolax plot``."""
     algo_state: Any = run.state.algo_state
-    archive = getattr(algo_state, "result", None) or getattr(algo_state, "archive", None)
+    archive = getattr(algo_state, "result", None)  # CMA-MAE's plain archive, if it has one
+    if archive is None:
+        archive = getattr(algo_state, "archive", None)
     if archive is None or not hasattr(archive, "descriptors"):
         return
     fitness = np.asarray(to_host(archive.fitness), np.float64)

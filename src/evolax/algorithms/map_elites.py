@@ -124,11 +124,8 @@ class MAPElites(ArchiveMAPElites):
         init_std: float = 0.1,
         qd_offset: float = 0.0,
     ):
-        self.pop_size = pop_size
-        self.archive = GridArchive(grid_shape, descriptor_low, descriptor_high, qd_offset=qd_offset)
-        self.mutation_std = mutation_std
-        self.line_std = line_std
-        self.init_std = init_std
+        archive = GridArchive(grid_shape, descriptor_low, descriptor_high, qd_offset=qd_offset)
+        super().__init__(pop_size, archive, mutation_std, line_std, init_std)
 
 
 class CVTMAPElites(ArchiveMAPElites):
@@ -163,8 +160,5 @@ class CVTMAPElites(ArchiveMAPElites):
         centroids = cvt_centroids(
             jax.random.key(cvt_seed), n_cells, descriptor_low, descriptor_high, n_samples
         )
-        self.pop_size = pop_size
-        self.archive = CVTArchive(centroids, descriptor_low, descriptor_high, qd_offset=qd_offset)
-        self.mutation_std = mutation_std
-        self.line_std = line_std
-        self.init_std = init_std
+        archive = CVTArchive(centroids, descriptor_low, descriptor_high, qd_offset=qd_offset)
+        super().__init__(pop_size, archive, mutation_std, line_std, init_std)

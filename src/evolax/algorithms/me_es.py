@@ -147,15 +147,19 @@ class MEES(Algorithm[MEESState]):
         exploring = state.exploring
         if self.mode == "explore_exploit":
             exploring = jnp.where(due, ~exploring, exploring)
-        cell_novelty = self._novelty(bank, banked, archive.descriptors)
-        merit = jnp.where(exploring, cell_novelty, archive.fitness)
-        merit = jnp.where(archive.occupied, merit, -jnp.inf)
-        top_merit, top_cells = jax.lax.top_k(merit, min(self.n_top, self.archive.n_cells))
-        logits = jnp.where(top_merit > -jnp.inf, 0.0, -jnp.inf)
-        parent = top_cells[jax.random.categorical(key, logits)]
+
+        def pick_parent(_):  # every steps_per_parent steps only: novelty of every elite
+            cell_novelty = self._novelty(bank, banked, archive.descriptors)
+            merit = jnp.where(exploring, cell_novelty, archive.fitness)
+            merit = jnp.where(archive.occupied, merit, -jnp.inf)
+            top_merit, top_cells = jax.lax.top_k(merit, min(self.n_top, self.archive.n_cells))
+            logits = jnp.where(top_merit > -jnp.inf, 0.0, -jnp.inf)
+            return archive.genomes[top_cells[jax.random.categorical(key, logits)]]
+
+        start = jax.lax.cond(due, pick_parent, lambda _: mean, None)
         new = state.replace(
             archive=archive,
-            mean=jnp.where(due, archive.genomes[parent], mean),
+            mean=start,
             opt_state=jax.tree.map(
                 lambda fresh, old: jnp.where(due, fresh, old),
                 self.optimizer.init(mean),
