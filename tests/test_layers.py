@@ -31,6 +31,7 @@ LAYERS: list[list[str]] = [
         "evolax.pareto",
         "evolax.qd",
         "evolax.schema",
+        "evolax.seeded",
     ],
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],
     ["evolax.rollout", "evolax.render", "evolax.coco"],

@@ -1,10 +1,10 @@
 """evolax: hardware-accelerated neuroevolution in JAX."""
 
-from evolax import algorithms, data, layout, policies, sharding, tasks
+from evolax import algorithms, data, layout, policies, seeded, sharding, tasks
 from evolax.algorithms import PGPE, Algorithm
 from evolax.normalize import ObsStats
 from evolax.optim import clipup
-from evolax.policies import MLP, ConvNet, Direct, Policy, Seq2Seq
+from evolax.policies import MLP, ConvNet, Direct, Policy, Seq2Seq, Transformer
 from evolax.rollout import EvalInfo, evaluate
 from evolax.runner import TrainResult, train
 from evolax.sharding import use_cpu_cores
@@ -34,12 +34,14 @@ __all__ = [
     "TrainResult",
     "TrainState",
     "Trainer",
+    "Transformer",
     "algorithms",
     "clipup",
     "data",
     "evaluate",
     "layout",
     "policies",
+    "seeded",
     "sharding",
     "tasks",
     "train",

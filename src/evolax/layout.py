@@ -279,14 +279,16 @@ def _version() -> str:
 
 
 def concrete(tree: Any) -> Any:
-    """``tree`` with every traced array replaced by zeros of its shape and dtype (PRNG keys:
-    key 0) on the default device, so that it can run while a function holding it is traced."""
+    """``tree`` with every traced array (or shape-and-dtype stand-in) replaced by zeros of its
+    shape and dtype (PRNG keys: key 0) on the default device, so that it can run while a
+    function holding it is traced."""
 
     def fill(x):
-        if not isinstance(x, jax.core.Tracer):
+        if not isinstance(x, (jax.core.Tracer, jax.ShapeDtypeStruct)):
             return x
         if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):  # keys from seed 0
-            keys = jax.random.split(jax.random.key(0, impl=jax.random.key_impl(x)), x.size)
+            impl = getattr(x.dtype, "_impl", None)  # a key dtype names its generator
+            keys = jax.random.split(jax.random.key(0, impl=impl), x.size)
             return keys.reshape(x.shape)
         return jax.device_put(np.zeros(x.shape, x.dtype))
 

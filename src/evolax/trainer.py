@@ -37,6 +37,7 @@ from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
 from evolax.rollout import EvalInfo, evaluate
+from evolax.seeded import has_shared, is_shared, per_part
 from evolax.sharding import POP_AXIS, default_mesh, even_split, population_mesh, split_axis
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Metrics, PRNGKey
@@ -257,11 +258,14 @@ class Trainer(eqx.Module):
 
             noise = np.random.default_rng(n_eval)  # stand-in parameters: N(centre, 0.1^2)
             group = jax.tree.map(
-                lambda c, p: (c + 0.1 * noise.standard_normal((n_eval, *p.shape[1:]))).astype(
-                    p.dtype
+                lambda c, p: (
+                    c
+                    if is_shared(p)
+                    else (c + 0.1 * noise.standard_normal((n_eval, *p.shape[1:]))).astype(p.dtype)
                 ),
                 stand_in["centre"],
                 population,
+                is_leaf=is_shared,
             )
             args = (stand_in["trainer"], group, stand_in["key"], stand_in["obs_stats"])
             if seeds == 1:
@@ -283,8 +287,13 @@ class Trainer(eqx.Module):
             return lambda: time_it() * groups / timed
 
         def start() -> tuple[int, bool]:
-            if centre is None:
-                middle = jax.tree.map(lambda p: np.zeros(p.shape[1:]), population)
+            if centre is None or has_shared(population):
+                # a seed-held population's shared parts: zeros (keys from seed 0)
+                middle = jax.tree.map(
+                    lambda p: concrete(p) if is_shared(p) else np.zeros(p.shape[1:]),
+                    population,
+                    is_leaf=is_shared,
+                )
             else:  # traced parameters become zeros
                 middle = jax.tree.map(np.asarray, concrete(centre))
             stand_in.update(
@@ -387,7 +396,7 @@ class Trainer(eqx.Module):
         sharded = jax.shard_map(
             functools.partial(run, axis_name=POP_AXIS),
             mesh=mesh,
-            in_specs=(pop, replicated, replicated),
+            in_specs=(per_part(population, replicated, pop), replicated, replicated),
             out_specs=(pop, info_specs),
             check_vma=False,
         )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from typing import cast
 
-import jax
 import numpy as np
 
 
@@ -64,8 +63,11 @@ def check_in_interval(
 
 
 def population_size(population: object) -> int:
-    """The leading axis shared by every leaf of a population pytree; raise if they disagree."""
-    sizes = {np.shape(leaf)[0] if np.ndim(leaf) else None for leaf in jax.tree.leaves(population)}
+    """The leading axis shared by every leaf of a population pytree (but its shared parts,
+    :class:`evolax.seeded.Shared`); raise if they disagree."""
+    from evolax.seeded import batched_leaves
+
+    sizes = {np.shape(leaf)[0] if np.ndim(leaf) else None for leaf in batched_leaves(population)}
     if len(sizes) != 1 or None in sizes:
         raise ValueError(
             f"population leaves must share one leading pop axis, got leading sizes {sizes}"

@@ -38,6 +38,7 @@ SETTINGS = {
         1000,
     ),  # 907.4 at 550
     # ARS-t: with all 32 directions (V1, and V2 with normalize_obs) it stalls near 690
+    "low_rank_es": ([ADAM_003, STD_01], 1000),
     "ars": (
         [
             "algorithm.top_directions=8",

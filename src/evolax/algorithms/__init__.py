@@ -35,6 +35,7 @@ from evolax.algorithms.jade import JADE, JADEState
 from evolax.algorithms.les import LES, LESState
 from evolax.algorithms.lga import LGA, LGAState
 from evolax.algorithms.lm_ma_es import LMMAES, LMMAESState
+from evolax.algorithms.low_rank_es import LowRankES
 from evolax.algorithms.ma_es import MAES, MAESState
 from evolax.algorithms.map_elites import (
     ArchiveMAPElites,
@@ -177,6 +178,7 @@ __all__ = [
     "NSGA2State",
     "NSGA3",
     "NSGA3State",
+    "LowRankES",
     "OpenES",
     "OpenESState",
     "PGPE",
@@ -220,6 +222,7 @@ __all__ = [
 REGISTRY = {
     "pgpe": PGPE,
     "open_es": OpenES,
+    "low_rank_es": LowRankES,
     "ars": ARS,
     "snes": SNES,
     "xnes": XNES,

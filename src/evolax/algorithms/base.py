@@ -137,6 +137,19 @@ class Algorithm(eqx.Module, Generic[S]):
         del state
         return jnp.asarray(True)
 
+    def _tell_population(
+        self, key: PRNGKey, state: S, population: Population, fitness: Fitness, **extra: Any
+    ) -> tuple[S, Metrics]:
+        """:meth:`_tell` on the population flattened to ``[pop, D]``; an algorithm whose
+        population is not a plain array pytree (held as seeds, say) reads it here."""
+        dim = ravel_pytree(state.best_genome)[0].shape[0]
+        x = flatten_population(population, self.pop_size, dim)
+        return self._tell(key, state, x, fitness, **extra)
+
+    def _member(self, population: Population, index: Int[Array, ""]) -> Float[Array, " dim"]:
+        """Member ``index`` of ``population`` as a flat genome ``[D]``."""
+        return ravel_pytree(jax.tree.map(lambda leaf: leaf[index], population))[0]
+
     # ---- the public interface, written once -----------------------------------------------
 
     def init(self, key: PRNGKey, x0: Params) -> S:
@@ -173,12 +186,11 @@ class Algorithm(eqx.Module, Generic[S]):
             )
         best_flat, unravel = ravel_pytree(state.best_genome)
         fitness = check_fitness(fitness, self.pop_size, best_flat.dtype, self.objectives_shape)
-        x = flatten_population(population, self.pop_size, best_flat.shape[0])
         finite = jnp.all(jnp.isfinite(fitness.reshape(self.pop_size, -1)), axis=1)
         fitness = jnp.where(
             finite.reshape(finite.shape + (1,) * (fitness.ndim - 1)), fitness, -jnp.inf
         )
-        new, metrics = self._tell(key, state, x, fitness, **extra)
+        new, metrics = self._tell_population(key, state, population, fitness, **extra)
         keep = jnp.any(finite) & self._healthy(new)
         new = jax.lax.cond(keep, lambda: new, lambda: state)  # a select under vmap
         score = fitness.reshape(self.pop_size, -1).sum(axis=1)  # several objectives: their sum
@@ -186,7 +198,7 @@ class Algorithm(eqx.Module, Generic[S]):
         improved = score[top] > state.best_fitness
         best_fitness = jnp.where(improved, score[top], state.best_fitness)
         new = new.replace(
-            best_genome=unravel(jnp.where(improved, x[top], best_flat)),
+            best_genome=unravel(jnp.where(improved, self._member(population, top), best_flat)),
             best_fitness=best_fitness,
             generation=state.generation + 1,
         )

@@ -8,6 +8,7 @@ from evolax.policies.flax import FlaxPolicy
 from evolax.policies.mlp import MLP
 from evolax.policies.seq2seq import Seq2Seq
 from evolax.policies.team import Team
+from evolax.policies.transformer import Transformer
 
 __all__ = [
     "MLP",
@@ -20,7 +21,14 @@ __all__ = [
     "Policy",
     "Seq2Seq",
     "Team",
+    "Transformer",
 ]
 
-REGISTRY = {"mlp": MLP, "convnet": ConvNet, "direct": Direct, "seq2seq": Seq2Seq}
+REGISTRY = {
+    "mlp": MLP,
+    "convnet": ConvNet,
+    "direct": Direct,
+    "seq2seq": Seq2Seq,
+    "transformer": Transformer,
+}
 """Policies by the short name a configuration gives (``policy.name``)."""

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from evolax.policies.base import EmptyState, Policy
+from evolax.seeded import LowRank, unshare
 from evolax.types import Params, PRNGKey
 from evolax.validation import check_positive_int
 
@@ -47,7 +48,16 @@ def conv_relu_pool(
     w: Float[Array, "k k c_in c_out"],
     b: Float[Array, " c_out"],
 ) -> Float[Array, "batch h//2 w//2 c_out"]:
-    """``max_pool(relu(conv2d(x, w, b)))``, computed the fastest way for the input's channels."""
+    """``max_pool(relu(conv2d(x, w, b)))``, computed the fastest way for the input's channels.
+
+    ``w`` may be a :class:`~evolax.seeded.LowRank` view (a member of a low-rank evolution
+    strategy): the convolution with ``W + delta`` is then ``conv(x, W)`` plus the
+    perturbation's correction, a convolution with its ``r`` factor kernels."""
+    if isinstance(w, LowRank):
+        y = conv2d(x, unshare(w.w), b) + w.correction(
+            lambda k: conv2d(x, k, jnp.zeros(k.shape[-1]))
+        )
+        return max_pool(jax.nn.relu(y))
     if x.shape[-1] <= DIRECT_MAX_IN_CHANNELS:
         return _direct_conv_relu_pool(x, w, b)
     return max_pool(jax.nn.relu(conv2d(x, w, b)))

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from evolax.policies.base import Policy
+from evolax.seeded import pop_axes
 from evolax.types import Params, PRNGKey
 from evolax.validation import check_positive_int
 
@@ -50,4 +51,6 @@ class Team(Policy):
 
     def apply(self, params: Params, obs: Float[Array, "agents ..."], state, key: PRNGKey):
         keys = jax.random.split(key, self.n_agents)
-        return jax.vmap(self.policy.apply)(params, obs, state, keys)
+        return jax.vmap(self.policy.apply, in_axes=(pop_axes(params), 0, 0, 0))(
+            params, obs, state, keys
+        )

@@ -10,6 +10,7 @@ from jaxtyping import Array, ArrayLike, Float, Int
 
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
+from evolax.seeded import materialize, pop_axes
 from evolax.tasks.base import Task
 from evolax.types import Done, Params, Population, PRNGKey, Reward
 from evolax.validation import population_size
@@ -77,6 +78,8 @@ def run_episodes(
         the records of wrapped tasks), all with leading axes ``[pop, repeats]``.
     """
     pop_size = population_size(population)
+    population = materialize(population)  # seed-held members: drawn once per episode batch
+    members = pop_axes(population)
     task_state, policy_state, episode_step_keys = initial
     n_repeats = episode_step_keys.shape[0]
 
@@ -85,16 +88,16 @@ def run_episodes(
         # batch of data in the observation is never copied per individual. Inner vmap: the
         # repeats sharing one individual's params; outer vmap: the population.
         one = jax.vmap(transition, in_axes=(None, None, None, 0, None, 0, 0))
-        task_state, _, reward, _ = jax.vmap(one, in_axes=(None, None, 0, None, None, None, None))(
-            policy, task, population, episode_step_keys, 0, task_state, policy_state
-        )
+        task_state, _, reward, _ = jax.vmap(
+            one, in_axes=(None, None, members, None, None, None, None)
+        )(policy, task, population, episode_step_keys, 0, task_state, policy_state)
         lengths = jnp.ones((pop_size, n_repeats), jnp.int32)
         return reward.astype(jnp.float32), lengths, task_state
 
     # Several steps: the initial states are broadcast over the population and every step runs
     # in the loop, so the policy and the task are traced and compiled once.
     each = jax.vmap(transition, in_axes=(None, None, None, 0, None, 0, 0))
-    step = jax.vmap(each, in_axes=(None, None, 0, None, None, 0, 0))
+    step = jax.vmap(each, in_axes=(None, None, members, None, None, 0, 0))
     task_state, policy_state = replicate(task_state, pop_size), replicate(policy_state, pop_size)
     # a reward per agent: the axes of the observation before one agent's (MultiAgentTask);
     # then the objectives' axes of a vector reward (Task.reward_shape)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import chex
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int, PyTree
@@ -28,6 +29,7 @@ from evolax.rollout.wrappers import (
     RecordDescriptor,
     unwrap,
 )
+from evolax.seeded import map_batched, materialize, per_part
 from evolax.tasks.base import Task
 from evolax.types import Fitness, Population, PRNGKey
 from evolax.validation import check_positive_int, population_size
@@ -60,8 +62,9 @@ def in_chunks(fn: Callable[[Population], PyTree], population: Population, chunk:
     size = population_size(population)
     if chunk == size:
         return fn(population)
-    groups = jax.tree.map(lambda x: x.reshape(size // chunk, chunk, *x.shape[1:]), population)
-    out = jax.lax.map(fn, groups)
+    groups = map_batched(lambda x: x.reshape(size // chunk, chunk, *x.shape[1:]), population)
+    shared, batched = eqx.partition(groups, per_part(groups, True, False))
+    out = jax.lax.map(lambda group: fn(eqx.combine(shared, group)), batched)
     return jax.tree.map(lambda x: x.reshape(size, *x.shape[2:]), out)
 
 
@@ -77,7 +80,7 @@ def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGK
             f"task.reset returned obs of shape {state.obs.shape}, expected {expected} "
             f"{(*agents, *task.obs_shape)}"
         )
-    params = jax.tree.map(lambda x: x[0], population)
+    params = map_batched(lambda x: x[0], materialize(map_batched(lambda x: x[:1], population)))
     policy_state = jax.eval_shape(policy.reset, key)
     action, _ = jax.eval_shape(policy.apply, params, state.obs, policy_state, key)
     if tuple(action.shape) != (*agents, *task.action_shape):

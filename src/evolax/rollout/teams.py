@@ -3,12 +3,12 @@ environment of a :class:`~evolax.tasks.MultiAgentTask`."""
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
 from evolax.policies.base import Policy
 from evolax.policies.team import Team
+from evolax.seeded import map_batched
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Population
 from evolax.validation import population_size
@@ -32,7 +32,7 @@ def as_teams(policy: Policy, task: Task, population: Population) -> tuple[Policy
             f"the population evaluated here ({pop_size}) must be a multiple of "
             f"task.n_agents={n_agents}: each environment holds n_agents individuals"
         )
-    teams = jax.tree.map(
+    teams = map_batched(
         lambda x: x.reshape(pop_size // n_agents, n_agents, *x.shape[1:]), population
     )
     return Team(policy, n_agents), teams

@@ -1,0 +1,297 @@
+"""Populations that exist as seeds: members regenerated from ``(key, index)``, and low-rank
+matrices applied inside the forward pass.
+
+An evolution strategy's member ``i`` is ``mean + std * eps_i``. Storing the population costs
+``pop * D`` numbers: 400 GB at ``D = 1e8`` and ``pop = 1,000``. Here a population is a
+:class:`Seeded` node instead: the mean genome and the generation's key, shared by every member
+(:class:`Shared`: no population axis), and one integer per member, its global index. The
+noise ``eps_i`` is drawn from ``fold_in(key, index)`` where and when it is needed: by the
+rollout for the members it evaluates (:func:`materialize`, group by group), and by the
+algorithm's update. Only fitness scalars ever need to cross devices.
+
+A matrix leaf of rank ``r > 0`` is perturbed by ``std * a_i b_i^T / sqrt(r)`` with ``a_i``
+``[m, r]`` and ``b_i`` ``[n, r]`` standard normal (EGGROLL, Sarkar et al. 2025,
+arXiv:2511.16652): its member is a :class:`LowRank` view whose product ``x @ view`` is
+``x @ W + scale (x @ a) b^T``, never forming the ``[m, n]`` sum. Under ``vmap`` over the
+members, ``x @ W`` with the shared ``W`` is one matrix product for the whole population, as in
+batch inference. Leaves of more than two axes are matrices over all axes but the last (a
+convolution kernel ``[k, k, c_in, c_out]`` is ``[k k c_in, c_out]``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, Int, PyTree
+
+from evolax.types import Population, PRNGKey
+
+
+class Shared(eqx.Module):
+    """A part of a population common to every member: it has no leading population axis
+    (the rollout maps over members with ``in_axes=None`` for it, and shards it replicated)."""
+
+    value: PyTree
+
+
+def is_shared(node: object) -> bool:
+    """Whether ``node`` is a :class:`Shared` part."""
+    return isinstance(node, Shared)
+
+
+def unshare(node: Any) -> Any:
+    """The value of a :class:`Shared` part; anything else unchanged."""
+    return node.value if isinstance(node, Shared) else node
+
+
+def has_shared(population: Population) -> bool:
+    """Whether ``population`` has shared parts (is held as seeds)."""
+    return any(is_shared(x) for x in jax.tree.leaves(population, is_leaf=is_shared))
+
+
+def pop_axes(population: Population) -> PyTree:
+    """The ``vmap`` axes of ``population``'s members: ``None`` for its shared parts, ``0``
+    elsewhere (a prefix of its pytree)."""
+    return per_part(population, None, 0)
+
+
+def per_part(population: Population, shared: Any, batched: Any) -> PyTree:
+    """A prefix of ``population``'s pytree holding ``shared`` at its shared parts and
+    ``batched`` at its other leaves (``vmap`` axes, sharding specs)."""
+    return jax.tree.map(
+        lambda x: shared if is_shared(x) else batched, population, is_leaf=is_shared
+    )
+
+
+def map_batched(fn: Callable[[Array], Array], population: Population) -> Population:
+    """``fn`` applied to every leaf with a population axis; shared parts kept as they are."""
+    return jax.tree.map(lambda x: x if is_shared(x) else fn(x), population, is_leaf=is_shared)
+
+
+def batched_leaves(population: Population) -> list[Any]:
+    """The leaves of ``population`` that have a leading population axis."""
+    return [x for x in jax.tree.leaves(population, is_leaf=is_shared) if not is_shared(x)]
+
+
+class LowRank(eqx.Module):
+    """One member's matrix ``W + scale * (a @ b.T)``, never formed.
+
+    ``x @ view`` (the only use a policy makes of a weight matrix) computes ``x @ W + scale
+    * (x @ a) @ b.T``. ``W`` may have more than two axes; it is then a matrix over all axes
+    but the last, and :meth:`dense` restores its shape.
+
+    Attributes:
+        w: the shared matrix, ``[*in, n]`` (a :class:`Shared` inside a population).
+        a: ``[prod(in), r]``.
+        b: ``[n, r]``.
+        scale: ``[]``.
+    """
+
+    w: Any
+    a: Float[Array, "m r"]
+    b: Float[Array, "n r"]
+    scale: Float[Array, ""]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(unshare(self.w).shape)
+
+    @property
+    def dtype(self) -> jnp.dtype:
+        return unshare(self.w).dtype
+
+    def __rmatmul__(self, x: Float[Array, "... m"]) -> Float[Array, "... n"]:
+        return x @ unshare(self.w) + self.scale * ((x @ self.a) @ self.b.T)
+
+    def correction(self, project: Callable[[Array], Array]) -> Array:
+        """``scale * project(a as a kernel) @ b.T``: the perturbation's share of a linear map
+        ``project`` of the kernel (a convolution, say), where ``project(W + delta) =
+        project(W) + correction``."""
+        kernel = self.a.reshape(*self.shape[:-1], self.a.shape[-1])
+        return self.scale * (project(kernel) @ self.b.T)
+
+    def dense(self) -> Array:
+        """``W + scale * a @ b.T`` in ``W``'s shape (for tests and export: ``m * n`` numbers)."""
+        w = unshare(self.w)
+        return w + self.scale * (self.a @ self.b.T).reshape(w.shape)
+
+
+def is_low_rank(node: object) -> bool:
+    """Whether ``node`` is a :class:`LowRank` view."""
+    return isinstance(node, LowRank)
+
+
+def dense(x: Any) -> Array:
+    """A :class:`LowRank` view's matrix (:meth:`LowRank.dense`); an array unchanged."""
+    return x.dense() if isinstance(x, LowRank) else x
+
+
+class Seeded(eqx.Module):
+    """A population held as seeds: ``pop`` members around a shared mean genome.
+
+    Member ``i`` (its global ``index``) draws all its noise in one call, from
+    ``fold_in(key, i mod half)``: with antithetic pairs (``half > 0``) members ``i`` and
+    ``i + half`` share their noise with opposite signs, as ``[mean + std eps_1..half, mean -
+    std eps_1..half]``. Each leaf takes its slice of the draw: at full rank (``rank == 0``,
+    or a leaf of fewer than two axes) the member's leaf is ``mean + std * sign * eps`` with
+    ``eps ~ N(0, I)`` of the leaf's shape; at rank ``r`` a :class:`LowRank` view of ``mean +
+    std * sign * a b^T / sqrt(r)``.
+
+    Attributes:
+        mean: the mean genome, a pytree (:class:`Shared`).
+        key: the generation's noise key (:class:`Shared`).
+        std: the noise scale, ``[]`` (:class:`Shared`).
+        index: the members' global indices, ``i32[pop]``.
+        rank: the perturbation's rank (``0``: full).
+        half: half the population size for antithetic pairs, ``0`` without them.
+    """
+
+    mean: Shared
+    key: Shared
+    std: Shared
+    index: Int[Array, " pop"]
+    rank: int = eqx.field(static=True, default=0)
+    half: int = eqx.field(static=True, default=0)
+
+    def slices(self) -> list[tuple[int, tuple[int, ...]]]:
+        """Per leaf of the mean (in ``jax.tree.leaves`` order): where its noise starts in a
+        member's draw, and the noise's shape (the leaf's, or ``(m + n, r)``)."""
+        out, start = [], 0
+        for leaf in jax.tree.leaves(unshare(self.mean)):
+            shape = tuple(leaf.shape)
+            if self.rank > 0 and len(shape) >= 2:
+                shape = (math.prod(shape[:-1]) + shape[-1], self.rank)
+            out.append((start, shape))
+            start += math.prod(shape)
+        return out
+
+    @property
+    def noise_size(self) -> int:
+        """Numbers a member draws."""
+        start, shape = self.slices()[-1]
+        return start + math.prod(shape)
+
+
+def seeded_population(
+    mean: PyTree, key: PRNGKey, std: Float[Array, ""], pop_size: int, rank: int, antithetic: bool
+) -> Seeded:
+    """``pop_size`` members around ``mean`` held as seeds, of the given ``rank`` (``0``:
+    full) and with or without antithetic pairs."""
+    index = jnp.arange(pop_size, dtype=jnp.int32)
+    half = pop_size // 2 if antithetic else 0
+    return Seeded(Shared(mean), Shared(key), Shared(std), index, rank, half)
+
+
+def is_seeded(node: object) -> bool:
+    """Whether ``node`` is a :class:`Seeded` population."""
+    return isinstance(node, Seeded)
+
+
+def draw(population: Seeded, noise_index: Int[Array, ""]) -> Float[Array, " n"]:
+    """The noise of noise index ``noise_index`` (before the antithetic sign): ``[noise_size]``."""
+    dtype = jax.tree.leaves(unshare(population.mean))[0].dtype
+    key = jax.random.fold_in(unshare(population.key), noise_index)
+    return jax.random.normal(key, (population.noise_size,), dtype)
+
+
+def noise(population: Seeded, index: Int[Array, ""]) -> tuple[Float[Array, " n"], Array]:
+    """Member ``index``'s draw and its sign (``-1`` for the second of an antithetic pair)."""
+    if population.half:
+        sign = jnp.where(index < population.half, 1.0, -1.0)
+        return draw(population, index % population.half), sign
+    return draw(population, index), jnp.ones([])
+
+
+def _leaves(population: Seeded, eps: Float[Array, "*pop n"], sign: Float[Array, "*pop"]):
+    """The members' genome pytree from their draws ``eps`` and signs ``sign`` (one member,
+    or leading population axes on both)."""
+    mean = unshare(population.mean)
+    leaves, treedef = jax.tree.flatten(mean)
+    std = unshare(population.std)
+    lead = sign.shape
+    out = []
+    for leaf, (start, shape) in zip(leaves, population.slices(), strict=True):
+        part = eps[..., start : start + math.prod(shape)].reshape(*lead, *shape)
+        scale = (std * sign).astype(leaf.dtype)
+        if shape == tuple(leaf.shape):  # full rank
+            ones = (1,) * leaf.ndim
+            out.append(
+                leaf.reshape(*(1,) * len(lead), *leaf.shape) + scale.reshape(*lead, *ones) * part
+            )
+        else:
+            rows = shape[0] - leaf.shape[-1]
+            a, b = part[..., :rows, :], part[..., rows:, :]
+            out.append(LowRank(Shared(leaf), a, b, scale / math.sqrt(population.rank)))
+    return jax.tree.unflatten(treedef, out)
+
+
+def member(population: Seeded, index: Int[Array, ""]) -> PyTree:
+    """Member ``index``: the genome's pytree of arrays and :class:`LowRank` views."""
+    return _leaves(population, *noise(population, index))
+
+
+def materialize(population: Population) -> Population:
+    """A :class:`Seeded` population drawn for the members it holds: the genome's pytree
+    with leaves ``[pop, *shape]`` at full rank and :class:`LowRank` views with ``[pop, ...]``
+    factors at low rank (their ``W`` shared); any other population as it is."""
+    if not is_seeded(population):
+        return population
+    lead = population.index.shape  # [pop], or [teams, agents] for a multi-agent rollout
+    eps, sign = jax.vmap(noise, in_axes=(None, 0))(population, population.index.ravel())
+    return _leaves(population, eps.reshape(*lead, -1), sign.reshape(lead))
+
+
+def weighted_noise_sum(
+    population: Seeded, weights: Float[Array, " n"], block: int | None = None
+) -> Float[Array, " dim"]:
+    """``sum_j weights_j E_j`` over the noise of indices ``j = 0 .. n-1`` (the unsigned
+    ``eps_j``, or ``a_j b_j^T / sqrt(r)`` at low rank), as a flat genome ``[D]`` (the mean's
+    ``ravel_pytree`` order), drawing at most ``block`` members' noise at once (``None``: all
+    ``n``; it must divide ``n``).
+
+    At low rank each matrix's sum is ``A^T diag(w) B`` over the stacked factors: one matrix
+    product, never an ``[n, m, n_out]`` array."""
+    leaves = jax.tree.leaves(unshare(population.mean))
+    n = weights.shape[0]
+    block = n if block is None else block
+    if n % block:
+        raise ValueError(f"block={block} must divide the {n} members the update sums over")
+
+    def part(w: Float[Array, " block"], index: Int[Array, " block"]) -> Array:
+        eps = jax.vmap(draw, in_axes=(None, 0))(population, index)
+        sums = []
+        for leaf, (start, shape) in zip(leaves, population.slices(), strict=True):
+            noise_ = eps[:, start : start + math.prod(shape)].reshape(block, *shape)
+            if shape == tuple(leaf.shape):
+                sums.append(jnp.tensordot(w, noise_, axes=1).ravel())
+            else:
+                rows = shape[0] - leaf.shape[-1]
+                a, b = noise_[:, :rows], noise_[:, rows:]
+                total = jnp.einsum("j,jmr,jnr->mn", w, a, b) / math.sqrt(population.rank)
+                sums.append(total.ravel())
+        return jnp.concatenate(sums)
+
+    index = jnp.arange(n, dtype=jnp.int32)
+    if block == n:
+        return part(weights, index)
+    groups = (weights.reshape(-1, block), index.reshape(-1, block))
+    dim = sum(leaf.size for leaf in leaves)
+    zero = jnp.zeros(dim, weights.dtype)
+    return jax.lax.scan(lambda acc, g: (acc + part(*g), None), zero, groups)[0]
+
+
+def densify(population: Population) -> Population:
+    """``population`` as plain arrays ``[pop, *shape]`` (its :class:`Seeded` leaves drawn,
+    its :class:`LowRank` views formed): ``pop * D`` numbers, for tests and export."""
+
+    def form(x):
+        if not is_low_rank(x):
+            return x
+        return jax.vmap(LowRank.dense, in_axes=(pop_axes(x),))(x)
+
+    return jax.tree.map(form, materialize(population), is_leaf=is_low_rank)
