@@ -2,11 +2,13 @@
 
 ``python sharding_script.py`` checks the population split (the default test);
 ``python sharding_script.py more`` vmaps and composes on the mesh, splits episodes where the
-population cannot be split, and splits tests (the slow test).
+population cannot be split, and splits tests (the slow test); ``python sharding_script.py
+seeded`` trains a population held as seeds (LowRankES) and lists the collectives of its step.
 """
 
 import json
 import os
+import re
 import sys
 
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
@@ -18,7 +20,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer, train
-from evolax.algorithms import SimpleGA
+from evolax.algorithms import LowRankES, SimpleGA
 from evolax.sharding import POP_AXIS, default_mesh, population_mesh
 from evolax.tasks import MultiAgentWaterWorld
 
@@ -175,7 +177,44 @@ def more(out, mesh, t):
         out["split_error"] = str(error)
 
 
+def seeded(out, mesh, t):
+    """LowRankES on 1, 2 and 8 devices, and the collectives of its step on 8."""
+
+    def low_rank(mesh):
+        return Trainer(
+            algorithm=LowRankES(pop_size=16, rank=2, init_std=0.1),
+            policy=MLP(hidden_sizes=(32,)),
+            task=CartPoleSwingUp(max_steps=60),
+            n_repeats=3,
+            mesh=mesh,
+        )
+
+    out["history"] = {}
+    for n in (1, 2, 8):
+        each = low_rank(population_mesh(jax.devices()[:n]))
+        state, history = jax.jit(each.run, static_argnums=1)(each.init(jax.random.key(0)), 3)
+        out["history"][n] = np.asarray(history["fitness_mean"]).tolist()
+    each = low_rank(mesh)
+    text = jax.jit(each.step).lower(each.init(jax.random.key(0))).compile().as_text()
+    ops = "all-gather|all-reduce|reduce-scatter|collective-permute|all-to-all"
+    sizes = []
+    for line in text.splitlines():
+        op = re.search(rf"\s({ops})(-start)?\(", line)
+        if op is None or "=" not in line:
+            continue
+        result = line.split("=", 1)[1][: op.start() - line.index("=")]
+        sizes += [
+            int(np.prod([int(d) for d in dims.split(",") if d] or [1]))
+            for dims in re.findall(r"\[([\d,]*)\]", result)
+        ]
+    out["collective_sizes"] = sizes
+    out["genome_size"] = int(each.algorithm.init(jax.random.key(0), each.policy.init(
+        jax.random.key(0), each.task.obs_shape, each.task.action_shape
+    )).mean.size)
+
+
 out = {"n_devices": len(jax.devices())}
 mesh = population_mesh()
-(more if sys.argv[1:] == ["more"] else population_split)(out, mesh, trainer(mesh))
+modes = {"more": more, "seeded": seeded}
+modes.get(sys.argv[1] if sys.argv[1:] else "", population_split)(out, mesh, trainer(mesh))
 print(json.dumps(out))

@@ -51,15 +51,17 @@ def run_two_processes(*args):
 
 
 @pytest.mark.slow  # 50 s of the default run's 12 minutes; one process's devices: test_sharding
-def test_two_processes_match_one_and_resume(tmp_path):
+@pytest.mark.parametrize("algo", ["pgpe", "low_rank_es"])  # low_rank_es: held as seeds
+def test_two_processes_match_one_and_resume(tmp_path, algo):
     single, multi = tmp_path / "single", tmp_path / "multi"
+    small = [*SMALL, "--algo", algo]
     done = subprocess.run(
-        evolax_command(*SMALL, "--generations", 4, "--run-dir", single),
+        evolax_command(*small, "--generations", 4, "--run-dir", single),
         env=ENV, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
 
-    out0, out1 = run_two_processes(*SMALL, "--generations", 4, "--run-dir", multi)
+    out0, out1 = run_two_processes(*small, "--generations", 4, "--run-dir", multi)
     assert "2 processes, 2 cpu device(s)" in out0 and "final test score" in out0
     assert "training" not in out1 and "final test score" not in out1  # only process 0 reports
 

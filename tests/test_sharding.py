@@ -45,6 +45,17 @@ def test_eight_fake_devices_agree_and_split_the_population():
 
 
 @pytest.mark.slow
+def test_a_population_held_as_seeds_gives_the_same_run_and_moves_only_fitness():
+    """LowRankES on 1, 2 and 8 devices: the same history, and the step's only collectives
+    carry the fitness (an all-gather of f32[16]) and scalars, never the genome (225)."""
+    out = eight_devices("seeded")
+    for n in ("2", "8"):
+        np.testing.assert_allclose(out["history"][n], out["history"]["1"], rtol=1e-4)
+    assert out["genome_size"] == 225
+    assert out["collective_sizes"] and max(out["collective_sizes"]) == 16
+
+
+@pytest.mark.slow
 def test_eight_fake_devices_vmap_compose_and_split_episodes():
     out = eight_devices("more")
     assert out["vmap_seeds_error"] < 1e-3

@@ -430,6 +430,10 @@ class Trainer(eqx.Module):
         obs_stats = state.obs_stats if self.normalize_obs else None
         mesh, layout = self.layout(population, eval_key, obs_stats)  # measured once, then cached
         fitness, info = self._evaluate(population, eval_key, obs_stats, (mesh, layout))
+        if mesh is not None and has_shared(population):
+            # held as seeds: every device redraws the whole update from the gathered fitness
+            # (f32[pop]), rather than summing its own members' share of a D-sized gradient
+            fitness = jax.lax.with_sharding_constraint(fitness, NamedSharding(mesh, P()))
         extra = {name: getattr(info, name) for name in self.algorithm.extra_inputs}
         algo_state, algo_metrics = self.algorithm.tell(
             tell_key, algo_state, population, fitness, **extra
