@@ -192,7 +192,7 @@ def seeded(out, mesh, t):
     out["history"] = {}
     for n in (1, 2, 8):
         each = low_rank(population_mesh(jax.devices()[:n]))
-        state, history = jax.jit(each.run, static_argnums=1)(each.init(jax.random.key(0)), 3)
+        _, history = jax.jit(each.run, static_argnums=1)(each.init(jax.random.key(0)), 3)
         out["history"][n] = np.asarray(history["fitness_mean"]).tolist()
     each = low_rank(mesh)
     text = jax.jit(each.step).lower(each.init(jax.random.key(0))).compile().as_text()
@@ -208,9 +208,12 @@ def seeded(out, mesh, t):
             for dims in re.findall(r"\[([\d,]*)\]", result)
         ]
     out["collective_sizes"] = sizes
-    out["genome_size"] = int(each.algorithm.init(jax.random.key(0), each.policy.init(
-        jax.random.key(0), each.task.obs_shape, each.task.action_shape
-    )).mean.size)
+    out["genome_size"] = int(
+        each.algorithm.init(
+            jax.random.key(0),
+            each.policy.init(jax.random.key(0), each.task.obs_shape, each.task.action_shape),
+        ).mean.size
+    )
 
 
 out = {"n_devices": len(jax.devices())}

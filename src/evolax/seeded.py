@@ -20,6 +20,7 @@ convolution kernel ``[k, k, c_in, c_out]`` is ``[k k c_in, c_out]``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +31,8 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int, PyTree
 
 from evolax.types import Population, PRNGKey
+
+HIGHEST = jax.lax.Precision.HIGHEST
 
 
 class Shared(eqx.Module):
@@ -145,7 +148,8 @@ class Seeded(eqx.Module):
     Attributes:
         mean: the mean genome, a pytree (:class:`Shared`).
         key: the generation's noise key (:class:`Shared`).
-        std: the noise scale, ``[]`` (:class:`Shared`).
+        std: the noise scale: ``[]``, or a pytree like the mean at full rank (a spread per
+            coordinate), (:class:`Shared`).
         index: the members' global indices, ``i32[pop]``.
         rank: the perturbation's rank (``0``: full).
         half: half the population size for antithetic pairs, ``0`` without them.
@@ -178,10 +182,13 @@ class Seeded(eqx.Module):
 
 
 def seeded_population(
-    mean: PyTree, key: PRNGKey, std: Float[Array, ""], pop_size: int, rank: int, antithetic: bool
+    mean: PyTree, key: PRNGKey, std: PyTree, pop_size: int, rank: int, antithetic: bool
 ) -> Seeded:
     """``pop_size`` members around ``mean`` held as seeds, of the given ``rank`` (``0``:
-    full) and with or without antithetic pairs."""
+    full) and with or without antithetic pairs; ``std``: ``[]``, or a pytree like ``mean``
+    (full rank only)."""
+    if rank and jnp.ndim(std) != 0:
+        raise ValueError("a low-rank population takes one std ([]), not one per coordinate")
     index = jnp.arange(pop_size, dtype=jnp.int32)
     half = pop_size // 2 if antithetic else 0
     return Seeded(Shared(mean), Shared(key), Shared(std), index, rank, half)
@@ -210,24 +217,32 @@ def noise(population: Seeded, index: Int[Array, ""]) -> tuple[Float[Array, " n"]
 def _leaves(population: Seeded, eps: Float[Array, "*pop n"], sign: Float[Array, "*pop"]):
     """The members' genome pytree from their draws ``eps`` and signs ``sign`` (one member,
     or leading population axes on both)."""
-    mean = unshare(population.mean)
-    leaves, treedef = jax.tree.flatten(mean)
-    std = unshare(population.std)
-    lead = sign.shape
+    leaves, treedef = jax.tree.flatten(unshare(population.mean))
+    lead, before = sign.shape, (1,) * sign.ndim
     out = []
-    for leaf, (start, shape) in zip(leaves, population.slices(), strict=True):
+    for leaf, std, (start, shape) in zip(
+        leaves, std_leaves(population), population.slices(), strict=True
+    ):
         part = eps[..., start : start + math.prod(shape)].reshape(*lead, *shape)
-        scale = (std * sign).astype(leaf.dtype)
         if shape == tuple(leaf.shape):  # full rank
-            ones = (1,) * leaf.ndim
-            out.append(
-                leaf.reshape(*(1,) * len(lead), *leaf.shape) + scale.reshape(*lead, *ones) * part
-            )
+            spread = jnp.broadcast_to(std, leaf.shape).reshape(*before, *leaf.shape)
+            scale = sign.reshape(*lead, *(1,) * leaf.ndim) * spread
+            out.append(leaf.reshape(*before, *leaf.shape) + scale.astype(leaf.dtype) * part)
         else:
             rows = shape[0] - leaf.shape[-1]
             a, b = part[..., :rows, :], part[..., rows:, :]
-            out.append(LowRank(Shared(leaf), a, b, scale / math.sqrt(population.rank)))
+            scale = (std * sign / math.sqrt(population.rank)).astype(leaf.dtype)
+            out.append(LowRank(Shared(leaf), a, b, scale))
     return jax.tree.unflatten(treedef, out)
+
+
+def std_leaves(population: Seeded) -> list[Array]:
+    """The noise scale of each leaf of the mean: one ``[]`` scale for all, or the leaf's own
+    per-coordinate spread (``std`` a pytree like the mean)."""
+    std, leaves = unshare(population.std), jax.tree.leaves(unshare(population.mean))
+    if jnp.ndim(std) == 0 and not isinstance(std, (list, tuple, dict)):
+        return [jnp.asarray(std)] * len(leaves)
+    return jax.tree.leaves(std)
 
 
 def member(population: Seeded, index: Int[Array, ""]) -> PyTree:
@@ -246,43 +261,60 @@ def materialize(population: Population) -> Population:
     return _leaves(population, eps.reshape(*lead, -1), sign.reshape(lead))
 
 
-def weighted_noise_sum(
-    population: Seeded, weights: Float[Array, " n"], block: int | None = None
-) -> Float[Array, " dim"]:
+def noise_sums(
+    population: Seeded,
+    weights: Float[Array, " n"],
+    square_weights: Float[Array, " n"] | None = None,
+    block: int | None = None,
+) -> tuple[PyTree, PyTree | None]:
     """``sum_j weights_j E_j`` over the noise of indices ``j = 0 .. n-1`` (the unsigned
-    ``eps_j``, or ``a_j b_j^T / sqrt(r)`` at low rank), as a flat genome ``[D]`` (the mean's
-    ``ravel_pytree`` order), drawing at most ``block`` members' noise at once (``None``: all
-    ``n``; it must divide ``n``).
+    ``eps_j``, or ``a_j b_j^T / sqrt(r)`` at low rank), a pytree like the mean, and, given
+    ``square_weights`` (full rank only), ``sum_j square_weights_j eps_j^2``; drawing at most
+    ``block`` members' noise at once (``None``: all ``n``; it must divide ``n``).
 
     At low rank each matrix's sum is ``A^T diag(w) B`` over the stacked factors: one matrix
     product, never an ``[n, m, n_out]`` array."""
-    leaves = jax.tree.leaves(unshare(population.mean))
+    leaves, treedef = jax.tree.flatten(unshare(population.mean))
     n = weights.shape[0]
     block = n if block is None else block
     if n % block:
         raise ValueError(f"block={block} must divide the {n} members the update sums over")
+    if square_weights is not None and population.rank:
+        raise ValueError("sums of squared noise need a full-rank population (rank 0)")
 
-    def part(w: Float[Array, " block"], index: Int[Array, " block"]) -> Array:
+    def part(w: Array, w2: Array | None, index: Int[Array, " block"]):
         eps = jax.vmap(draw, in_axes=(None, 0))(population, index)
-        sums = []
+        sums, squares = [], []
         for leaf, (start, shape) in zip(leaves, population.slices(), strict=True):
-            noise_ = eps[:, start : start + math.prod(shape)].reshape(block, *shape)
+            noise_ = eps[:, start : start + math.prod(shape)]
             if shape == tuple(leaf.shape):
-                sums.append(jnp.tensordot(w, noise_, axes=1).ravel())
+                sums.append(jnp.dot(w, noise_, precision=HIGHEST).reshape(leaf.shape))
+                if w2 is not None:
+                    squares.append(jnp.dot(w2, noise_**2, precision=HIGHEST).reshape(leaf.shape))
             else:
                 rows = shape[0] - leaf.shape[-1]
+                noise_ = noise_.reshape(block, *shape)
                 a, b = noise_[:, :rows], noise_[:, rows:]
-                total = jnp.einsum("j,jmr,jnr->mn", w, a, b) / math.sqrt(population.rank)
-                sums.append(total.ravel())
-        return jnp.concatenate(sums)
+                total = jnp.einsum("j,jmr,jnr->mn", w, a, b, precision=HIGHEST)
+                sums.append((total / math.sqrt(population.rank)).reshape(leaf.shape))
+        unflatten = functools.partial(jax.tree.unflatten, treedef)
+        return unflatten(sums), None if w2 is None else unflatten(squares)
 
     index = jnp.arange(n, dtype=jnp.int32)
     if block == n:
-        return part(weights, index)
-    groups = (weights.reshape(-1, block), index.reshape(-1, block))
-    dim = sum(leaf.size for leaf in leaves)
-    zero = jnp.zeros(dim, weights.dtype)
-    return jax.lax.scan(lambda acc, g: (acc + part(*g), None), zero, groups)[0]
+        return part(weights, square_weights, index)
+    groups = (
+        weights.reshape(-1, block),
+        None if square_weights is None else square_weights.reshape(-1, block),
+        index.reshape(-1, block),
+    )
+    zero = jax.tree.map(jnp.zeros_like, unshare(population.mean))
+    start = (zero, None if square_weights is None else zero)
+
+    def add(total, group):
+        return jax.tree.map(jnp.add, total, part(*group)), None
+
+    return jax.lax.scan(add, start, groups)[0]
 
 
 def densify(population: Population) -> Population:

@@ -13,6 +13,7 @@ import pytest
 import evolax.algorithms as algorithms
 from evolax.algorithms import Algorithm
 from evolax.qd import GridArchive, UnstructuredArchive
+from evolax.seeded import densify
 
 REQUIRED = {
     "MAPElites": dict(grid_shape=(4, 4), descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0)),
@@ -68,7 +69,7 @@ def test_every_exported_algorithm_is_covered():
 
 
 def sphere(population):
-    leaves = jax.tree.leaves(population)
+    leaves = jax.tree.leaves(densify(population))  # a population held as seeds: its members
     return -sum(jnp.sum(leaf.reshape(leaf.shape[0], -1) ** 2, axis=1) for leaf in leaves)
 
 
@@ -148,7 +149,10 @@ def test_fitness_rule(cls, kwargs, x64):
             best = np.concatenate([np.ravel(v) for v in jax.tree.leaves(algo.best(new))])
             genome = np.concatenate([np.ravel(v) for v in jax.tree.leaves(new.best_genome)])
             flat = np.concatenate(
-                [np.reshape(v, (algo.pop_size, -1)) for v in jax.tree.leaves(population)],
+                [
+                    np.reshape(v, (algo.pop_size, -1))
+                    for v in jax.tree.leaves(densify(population))
+                ],
                 axis=1,
             )
             previous = np.concatenate([np.ravel(v) for v in jax.tree.leaves(state.best_genome)])

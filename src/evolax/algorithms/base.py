@@ -32,6 +32,7 @@ from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import Shaping
+from evolax.seeded import Seeded, dense, is_low_rank, is_seeded, member, seeded_population
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive_int, population_size
 
@@ -60,7 +61,8 @@ class DistributionState(State):
     """The state of a search distribution: its mean and spread (flat arrays).
 
     Attributes:
-        mean: the search distribution's mean, ``[D]``: what :meth:`Algorithm.best` returns.
+        mean: the search distribution's mean, ``[D]`` (a pytree like ``x0`` where
+            :attr:`Algorithm.pytree_genome`): what :meth:`Algorithm.best` returns.
         std: its spread, ``[]`` (a step size) or ``[D]`` (one per coordinate).
     """
 
@@ -103,6 +105,12 @@ class Algorithm(eqx.Module, Generic[S]):
     """
 
     pop_size: eqx.AbstractVar[int]
+    pytree_genome: ClassVar[bool] = False
+    """Whether the maths reads the genome's pytree (its matrices, as a low-rank strategy
+    does) rather than the flat view: ``_init`` then gets ``x0`` as given, ``_ask`` returns
+    the population as ``ask`` does and ``_tell`` gets it as ``tell`` does, and a
+    distribution's ``mean`` is a pytree like ``x0``. (At 1e8 parameters, joining the leaves
+    into a flat vector costs seconds on a CPU.)"""
     extra_inputs: ClassVar[tuple[str, ...]] = ()
     """The names of the extra keyword arguments ``tell`` needs besides the fitness, e.g.
     ``("descriptors",)`` for quality diversity; the trainer passes what is declared here."""
@@ -142,13 +150,18 @@ class Algorithm(eqx.Module, Generic[S]):
     ) -> tuple[S, Metrics]:
         """:meth:`_tell` on the population flattened to ``[pop, D]``; an algorithm whose
         population is not a plain array pytree (held as seeds, say) reads it here."""
-        dim = ravel_pytree(state.best_genome)[0].shape[0]
+        dim = sum(jnp.size(leaf) for leaf in jax.tree.leaves(state.best_genome))
+        if self.pytree_genome:
+            return self._tell(key, state, population, fitness, **extra)
         x = flatten_population(population, self.pop_size, dim)
         return self._tell(key, state, x, fitness, **extra)
 
-    def _member(self, population: Population, index: Int[Array, ""]) -> Float[Array, " dim"]:
-        """Member ``index`` of ``population`` as a flat genome ``[D]``."""
-        return ravel_pytree(jax.tree.map(lambda leaf: leaf[index], population))[0]
+    def _member(self, population: Population, index: Int[Array, ""]) -> Params:
+        """Member ``index`` of ``population``, a genome pytree (of a population held as seeds
+        too, :mod:`evolax.seeded`)."""
+        if is_seeded(population):
+            return jax.tree.map(dense, member(population, index), is_leaf=is_low_rank)
+        return jax.tree.map(lambda leaf: leaf[index], population)
 
     # ---- the public interface, written once -----------------------------------------------
 
@@ -157,7 +170,7 @@ class Algorithm(eqx.Module, Generic[S]):
         or float64 genomes under ``jax_enable_x64``) and is the start point."""
         x0 = jax.tree.map(lambda leaf: jnp.asarray(leaf, genome_dtype(leaf)), x0)
         flat, _ = ravel_pytree(x0)
-        state = self._init(key, flat)
+        state = self._init(key, x0 if self.pytree_genome else flat)
         return state.replace(  # type: ignore[attr-defined]
             best_genome=jax.tree.map(jnp.copy, x0),  # no buffer shared with the state
             best_fitness=jnp.asarray(-jnp.inf, flat.dtype),
@@ -167,6 +180,8 @@ class Algorithm(eqx.Module, Generic[S]):
     def ask(self, key: PRNGKey, state: S) -> tuple[Population, S]:
         """Sample a population: ``x0``'s pytree with a leading ``pop_size`` axis."""
         x, state = self._ask(key, state)
+        if self.pytree_genome:
+            return x, state
         return unflatten_population(x, state.best_genome), state
 
     def tell(
@@ -184,8 +199,8 @@ class Algorithm(eqx.Module, Generic[S]):
                 f"{type(self).__name__}.tell needs {', '.join(missing)} (declared in "
                 f"extra_inputs), got none"
             )
-        best_flat, unravel = ravel_pytree(state.best_genome)
-        fitness = check_fitness(fitness, self.pop_size, best_flat.dtype, self.objectives_shape)
+        dtype = jnp.result_type(*jax.tree.leaves(state.best_genome))
+        fitness = check_fitness(fitness, self.pop_size, dtype, self.objectives_shape)
         finite = jnp.all(jnp.isfinite(fitness.reshape(self.pop_size, -1)), axis=1)
         fitness = jnp.where(
             finite.reshape(finite.shape + (1,) * (fitness.ndim - 1)), fitness, -jnp.inf
@@ -198,7 +213,12 @@ class Algorithm(eqx.Module, Generic[S]):
         improved = score[top] > state.best_fitness
         best_fitness = jnp.where(improved, score[top], state.best_fitness)
         new = new.replace(
-            best_genome=unravel(jnp.where(improved, self._member(population, top), best_flat)),
+            # leaf by leaf: at 1e8 parameters a flat genome's concatenation costs seconds
+            best_genome=jax.tree.map(
+                lambda new, old: jnp.where(improved, new.astype(old.dtype), old),
+                self._member(population, top),
+                state.best_genome,
+            ),
             best_fitness=best_fitness,
             generation=state.generation + 1,
         )
@@ -235,6 +255,8 @@ class DistributionAlgorithm(Algorithm[S]):
         return jnp.all(jnp.stack([*sound, jnp.all(state.std > 0)]))  # type: ignore[attr-defined]
 
     def best(self, state: S) -> Params:
+        if self.pytree_genome:
+            return state.mean  # type: ignore[attr-defined]
         _, unravel = ravel_pytree(state.best_genome)
         return unravel(state.mean)  # type: ignore[attr-defined]
 
@@ -247,6 +269,18 @@ class GradientES(DistributionAlgorithm[S]):
     optimizer: eqx.AbstractVar[optax.GradientTransformation]
     fitness_shaping: eqx.AbstractVar[Shaping]
 
+    def _ask_seeds(
+        self, key: PRNGKey, state: S, rank: int = 0, antithetic: bool = False
+    ) -> tuple[Seeded, S]:
+        """The population held as seeds (:mod:`evolax.seeded`) around the state's mean with
+        its spread (``[]``, or ``[D]``: one per coordinate, full rank only): ``fold_in(key,
+        i)`` draws member ``i``'s noise wherever it is needed, so ``ask`` returns ``O(pop)``
+        numbers besides the mean instead of ``pop * D``."""
+        _, unravel = ravel_pytree(state.best_genome)
+        std = state.std if jnp.ndim(state.std) == 0 else unravel(state.std)  # type: ignore[attr-defined]
+        mean = state.mean if self.pytree_genome else unravel(state.mean)  # type: ignore[attr-defined]
+        return seeded_population(mean, key, std, self.pop_size, rank, antithetic), state
+
     def _start(self, x0: Float[Array, " dim"], std: Float[Array, "..."]) -> dict[str, Any]:
         """The fields ``mean``, ``std`` and ``opt_state`` of a first state."""
         return dict(mean=x0, std=std, opt_state=self.optimizer.init(x0))
@@ -255,7 +289,7 @@ class GradientES(DistributionAlgorithm[S]):
         """The fields ``mean`` and ``opt_state`` after a step along ``ascent`` (the optimizer
         receives ``-ascent``, like a loss gradient)."""
         updates, opt_state = self.optimizer.update(
-            -ascent,
+            jax.tree.map(jnp.negative, ascent),
             state.opt_state,  # type: ignore[attr-defined]
             state.mean,  # type: ignore[attr-defined]
         )

@@ -3,45 +3,53 @@ pass."""
 
 from __future__ import annotations
 
+import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jax.flatten_util import ravel_pytree
+import optax
 
-from evolax.algorithms.open_es import OpenES
-from evolax.seeded import (
-    dense,
-    is_low_rank,
-    is_seeded,
-    member,
-    seeded_population,
-    weighted_noise_sum,
+from evolax.algorithms.base import GradientES, GradientESState, check_antithetic_pop_size
+from evolax.algorithms.shaping import Shaping, centered_rank
+from evolax.seeded import is_seeded, noise_sums
+from evolax.validation import (
+    check_in_interval,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
 )
-from evolax.validation import check_positive_int
 
 
-class LowRankES(OpenES):
+@chex.dataclass(frozen=True, kw_only=True)
+class LowRankESState(GradientESState):
+    """LowRankES state: the ``mean`` (a pytree like the genome), the isotropic ``std``
+    (``[]``) and the optimizer's state."""
+
+
+class LowRankES(GradientES[LowRankESState]):
     """EGGROLL (Sarkar et al., 2025, "Evolution Strategies at the Hyperscale",
-    arXiv:2511.16652): OpenES whose members perturb every matrix of the genome by a rank-``r``
-    product and exist only as seeds.
+    arXiv:2511.16652): OpenAI-ES whose members perturb every matrix of the genome by a
+    rank-``r`` product and exist only as seeds.
 
     Member ``i`` perturbs each matrix leaf ``W`` (``[m, n]``; a leaf of more axes is a
     matrix over all but its last) by ``std * a_i b_i^T / sqrt(r)`` with ``a_i ~ N(0, I_{m x
     r})`` and ``b_i ~ N(0, I_{n x r})``, and each vector leaf by full-rank noise ``std *
-    eps_i``, drawn from ``fold_in(key, i)`` (:mod:`evolax.seeded`). :meth:`ask` returns the
-    population as seeds (``O(pop)`` numbers besides the shared mean); the rollout draws each
-    member's factors for the members it evaluates, and the policy applies them inside its
-    forward pass (``x @ W + std (x @ a) b^T / sqrt(r)``: :class:`~evolax.seeded.LowRank`).
-    The update is OpenES's, ``g = sum_i u_i E_i / (pop_size * std)`` with ``E_i`` the
-    perturbation's direction, summed as ``A^T diag(u) B`` from the factors redrawn from the
-    same seeds, so no ``[pop, m, n]`` array, and no population-sized array but the fitness,
-    is ever formed or crosses devices. With ``r = min(m, n)`` the directions span every
-    matrix but are not Gaussian: the estimate is that of a different search distribution
-    of the same covariance (EGGROLL's analysis: it converges to the full-rank gradient as
-    ``r`` grows, at ``O(1/r)``).
+    eps_i``, all drawn from ``fold_in(key, i)`` (:mod:`evolax.seeded`; antithetic pairs by
+    default, ``[mean + std E_1..n, mean - std E_1..n]``). :meth:`ask` returns the population
+    as seeds (``O(pop)`` numbers besides the shared mean); the rollout draws the factors of
+    the members it evaluates, and the policy applies them inside its forward pass (``x @ W
+    + std (x @ a) b^T / sqrt(r)``: :class:`~evolax.seeded.LowRank`). The update is OpenES's,
+    ``g = sum_i u_i E_i / (pop_size * std)`` over the perturbations' directions ``E_i``,
+    summed as ``A^T diag(u) B`` per matrix from the factors redrawn from the same seeds: no
+    ``[pop, m, n]`` array, and nothing population-sized but the fitness, is ever formed or
+    crosses devices. The directions have the identity covariance of OpenES's Gaussian
+    steps, so on a quadratic the estimate's mean is the gradient at any rank; EGGROLL shows
+    the estimate converges to the full-rank one at ``O(1/r)`` in general.
 
-    ``rank = 0`` perturbs every leaf at full rank: OpenES's population held as seeds, its
-    memory ``O(D)`` instead of ``O(pop D)``.
+    ``rank = 0`` perturbs every leaf at full rank: OpenES's population held as seeds, in
+    ``O(D)`` memory instead of ``O(pop D)``. The mean is kept as the genome's pytree
+    (:attr:`~evolax.algorithms.Algorithm.pytree_genome`): joining 1e8 parameters into one
+    vector costs seconds on a CPU.
 
     Deviations from the paper: the utilities are any of evolax's shapings (centred ranks by
     default, as OpenES); a shaping that reads the population (``weight_decay``) is refused
@@ -50,19 +58,38 @@ class LowRankES(OpenES):
     Args:
         pop_size: number of members (even when ``antithetic``).
         rank: the perturbations' rank ``r`` (``0``: full-rank members held as seeds).
-        optimizer, init_std, std_decay, std_min, antithetic, fitness_shaping: as
-            :class:`~evolax.algorithms.OpenES`.
+        optimizer: optax transformation for the mean (default ``optax.adam(0.01)``).
+        init_std: the noise scale, positive.
+        std_decay: factor applied to ``std`` after each update, in ``(0, 1]``.
+        std_min: floor of ``std``, ``>= 0``.
+        antithetic: sample mirrored pairs.
+        fitness_shaping: ``(fitness, None) -> utilities`` (:mod:`evolax.algorithms.shaping`).
         update_block: members whose noise the update draws at once (``None``: all; it must
-            divide ``pop_size``, or half of it when ``antithetic``): bounds the update's memory
-            at full rank.
+            divide the ``pop_size`` draws, or half of them when ``antithetic``): bounds the
+            update's memory at full rank.
     """
 
+    pytree_genome = True
+    pop_size: int = eqx.field(static=True)
     rank: int = eqx.field(static=True, default=1)
+    optimizer: optax.GradientTransformation = eqx.field(
+        static=True, default_factory=lambda: optax.adam(0.01)
+    )
+    init_std: float = 0.1
+    std_decay: float = 1.0
+    std_min: float = 0.0
+    antithetic: bool = eqx.field(static=True, default=True)
+    fitness_shaping: Shaping = eqx.field(static=True, default=centered_rank)
     update_block: int | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
+        if self.antithetic:
+            check_antithetic_pop_size(self.pop_size, "antithetic=False")
         if not (isinstance(self.rank, int) and self.rank >= 0):
             raise ValueError(f"rank must be a non-negative integer, got {self.rank!r}")
+        check_positive("init_std", self.init_std)
+        check_in_interval("std_decay", self.std_decay, 0, 1, low_open=True)
+        check_non_negative("std_min", self.std_min)
         if self.update_block is not None:
             check_positive_int("update_block", self.update_block)
             n = self.pop_size // 2 if self.antithetic else self.pop_size
@@ -72,29 +99,27 @@ class LowRankES(OpenES):
                     f"{self.update_block}"
                 )
 
-    def ask(self, key, state):
-        """The population as seeds: a :class:`~evolax.seeded.Seeded` node."""
-        _, unravel = ravel_pytree(state.best_genome)
-        population = seeded_population(
-            unravel(state.mean), key, state.std, self.pop_size, self.rank, self.antithetic
-        )
-        return population, state
+    def _init(self, key, x0):
+        del key
+        dtype = jax.tree.leaves(x0)[0].dtype
+        return LowRankESState(**self._start(x0, jnp.asarray(self.init_std, dtype)))
 
-    def _tell_population(self, key, state, population, fitness, **extra):
-        if not is_seeded(population):  # a dense population: OpenES's update from its members
-            return super()._tell_population(key, state, population, fitness, **extra)
+    def _ask(self, key, state):
+        """The population as seeds: a :class:`~evolax.seeded.Seeded` node."""
+        return self._ask_seeds(key, state, self.rank, self.antithetic)
+
+    def _tell(self, key, state, population, fitness):
+        if not is_seeded(population):
+            raise ValueError(
+                "LowRankES.tell needs the population its ask returned (held as seeds), got "
+                f"a {type(population).__name__}"
+            )
         utility = self.fitness_shaping(fitness, None)
         if self.antithetic:
             half = self.pop_size // 2
             utility = utility[:half] - utility[half:]
-        total = weighted_noise_sum(population, utility, self.update_block)
-        grad = total / (self.pop_size * state.std)
+        total, _ = noise_sums(population, utility, block=self.update_block)
+        grad = jax.tree.map(lambda g: g / (self.pop_size * state.std), total)
         std = jnp.maximum(state.std * self.std_decay, self.std_min)
         new_state = state.replace(std=std, **self._ascend(state, grad))
-        return new_state, {"std": std, "grad_norm": jnp.linalg.norm(grad)}
-
-    def _member(self, population, index):
-        if not is_seeded(population):
-            return super()._member(population, index)
-        genome = jax.tree.map(dense, member(population, index), is_leaf=is_low_rank)
-        return ravel_pytree(genome)[0]
+        return new_state, {"std": std, "grad_norm": optax.tree.norm(grad)}

@@ -8,6 +8,7 @@ import chex
 import equinox as eqx
 import jax.numpy as jnp
 import optax
+from jax.flatten_util import ravel_pytree
 
 from evolax.algorithms.base import (
     HIGHEST,
@@ -17,6 +18,7 @@ from evolax.algorithms.base import (
     normal,
 )
 from evolax.algorithms.shaping import Shaping, nes_utilities
+from evolax.seeded import is_seeded, noise_sums
 from evolax.validation import check_positive
 
 
@@ -48,6 +50,8 @@ class SNES(GradientES[SNESState]):
             :func:`default_std_lr` of the genome's dimension.
         init_std: initial standard deviation, positive.
         fitness_shaping: ``(fitness, x) -> utilities`` (:mod:`evolax.algorithms.shaping`).
+        seeded: hold the population as seeds (:mod:`evolax.seeded`), as
+            :class:`~evolax.algorithms.PGPE`'s ``seeded``: memory ``O(D)``, not ``O(pop D)``.
     """
 
     pop_size: int = eqx.field(static=True)
@@ -57,6 +61,7 @@ class SNES(GradientES[SNESState]):
     std_lr: float | None = None
     init_std: float = 1.0
     fitness_shaping: Shaping = eqx.field(static=True, default=nes_utilities)
+    seeded: bool = eqx.field(static=True, default=False)
 
     def __check_init__(self):
         check_min_pop_size(self.pop_size, 2, "to rank samples")
@@ -73,12 +78,27 @@ class SNES(GradientES[SNESState]):
         s = normal(key, (self.pop_size, state.mean.shape[0]), state.mean)
         return state.mean[None] + state.std[None] * s, state
 
+    def ask(self, key, state):
+        if self.seeded:
+            return self._ask_seeds(key, state)
+        return super().ask(key, state)
+
+    def _tell_population(self, key, state, population, fitness, **extra):
+        if not is_seeded(population):
+            return super()._tell_population(key, state, population, fitness, **extra)
+        utility = self.fitness_shaping(fitness, None)
+        noise, squares = (ravel_pytree(s)[0] for s in noise_sums(population, utility, utility))
+        return self._update(state, noise, squares - jnp.sum(utility))
+
     def _tell(self, key, state, x, fitness):
         s = (x - state.mean[None]) / state.std[None]
         utility = self.fitness_shaping(fitness, x)
         # population sums as products (XLA's CPU column reductions are slow)
         grad_mean = jnp.dot(utility, s, precision=HIGHEST)
-        grad_std = jnp.dot(utility, s**2 - 1.0, precision=HIGHEST)
+        return self._update(state, grad_mean, jnp.dot(utility, s**2 - 1.0, precision=HIGHEST))
+
+    def _update(self, state, grad_mean, grad_std):
+        """The update from ``sum_k u_k s_k`` and ``sum_k u_k (s_k^2 - 1)``."""
         dim = state.mean.shape[0]
         std_lr = default_std_lr(dim) if self.std_lr is None else self.std_lr
         std = state.std * jnp.exp(0.5 * std_lr * grad_std)
