@@ -61,6 +61,9 @@ run brax 130 python3 benchmarks/brax_throughput.py --pop-size 256 --n-repeats 16
 # the paper's network and population (the seq2seq preset's), for 30 s with compiling
 run seq2seq 75 python3 benchmarks/seq2seq_accuracy.py --pop-size 1024 --hidden-size 256 \
     --center-lr 0.01 --std-lr 0.03 --init-std 0.05 --eval-interval 20 --minutes 0.5
+# LowRankES against batch inference at 604M parameters, pop 4,096 (the hyperscale issue)
+run hyperscale 100 python3 benchmarks/hyperscale.py --features 4096 --hidden 16384 16384 16384 \
+    --batch 16 --generations 2
 if python3 -c "import jax, sys; sys.exit(jax.device_count() < 2)"; then
     run scaling 60 python3 benchmarks/scaling.py --generations 20
 fi

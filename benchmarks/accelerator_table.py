@@ -69,6 +69,16 @@ def rows() -> list[dict]:
              "evolax": (last["generation"] - first["generation"])
              / (last["train_s"] - first["train_s"])}
         )  # fmt: skip
+    hyperscale = load("hyperscale")
+    for row in (hyperscale or {}).get("rows", []):
+        out.append(
+            {"benchmark": f"LowRankES {row['parameters'] / 1e6:.0f}M params, pop "
+             f"{row['pop_size']:,}, {row['batch']} inputs each: s/generation (other: batch "
+             "inference)", "evolax": row["generation_s"], "other": row["batch_inference_s"],
+             "against": "batch inference", "speedup": row["throughput_ratio"]}
+        )  # fmt: skip
+    if hyperscale is None:
+        out.append({"benchmark": "LowRankES against batch inference", "missing": True})
     scaling = load("scaling")
     for row in (scaling or {}).get("rows", []):
         out.append(

@@ -16,7 +16,9 @@ squared error on 1,024 held-out inputs before and after the generations shows it
 
     python benchmarks/hyperscale.py                # about 3 minutes on 2 cores
     python benchmarks/hyperscale.py --batch 8      # a second row: 8 inputs per member
-    python benchmarks/hyperscale.py --small        # a 1M-parameter check of the script
+    python benchmarks/hyperscale.py --small        # a 0.1M-parameter check of the script
+    python benchmarks/hyperscale.py --features 4096 --hidden 16384 16384 16384 --batch 16
+                                                   # 604M parameters (an accelerator's)
 """
 
 from __future__ import annotations
@@ -97,8 +99,8 @@ def peak_gib() -> float:
 
 
 def measure(args) -> dict:
-    features, outputs = (64, 4) if args.small else (1024, 16)
-    hidden = (256, 256, 128) if args.small else (8192, 8192, 4096)
+    features, outputs = (64, 4) if args.small else (args.features, 16)
+    hidden = (256, 256, 128) if args.small else tuple(args.hidden)
     task = Regression(
         teacher=jax.random.normal(jax.random.key(1), (features, outputs)) / math.sqrt(features),
         batch=args.batch,
@@ -190,6 +192,8 @@ def main() -> None:
     parser.add_argument("--rank", type=int, default=1)
     parser.add_argument("--chunk", type=int, default=1024, help="members evaluated at once")
     parser.add_argument("--generations", type=int, default=3, help="timed, after the first")
+    parser.add_argument("--features", type=int, default=1024, help="inputs' width")
+    parser.add_argument("--hidden", type=int, nargs="+", default=[8192, 8192, 4096])
     parser.add_argument("--small", action="store_true")
     args = parser.parse_args()
     row = measure(args)

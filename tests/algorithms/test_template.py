@@ -149,10 +149,7 @@ def test_fitness_rule(cls, kwargs, x64):
             best = np.concatenate([np.ravel(v) for v in jax.tree.leaves(algo.best(new))])
             genome = np.concatenate([np.ravel(v) for v in jax.tree.leaves(new.best_genome)])
             flat = np.concatenate(
-                [
-                    np.reshape(v, (algo.pop_size, -1))
-                    for v in jax.tree.leaves(densify(population))
-                ],
+                [np.reshape(v, (algo.pop_size, -1)) for v in jax.tree.leaves(densify(population))],
                 axis=1,
             )
             previous = np.concatenate([np.ravel(v) for v in jax.tree.leaves(state.best_genome)])

@@ -6,6 +6,7 @@ import chex
 import equinox as eqx
 import jax.numpy as jnp
 import optax
+from jax.flatten_util import ravel_pytree
 
 from evolax.algorithms.base import (
     HIGHEST,
@@ -16,6 +17,7 @@ from evolax.algorithms.base import (
     normal,
 )
 from evolax.algorithms.shaping import Shaping, centered_rank
+from evolax.seeded import is_seeded, noise_sums
 from evolax.validation import check_in_interval, check_non_negative, check_positive
 
 
@@ -44,6 +46,9 @@ class OpenES(GradientES[OpenESState]):
         std_min: floor of ``std``, ``>= 0``.
         antithetic: sample mirrored pairs (halves the variance of the estimate).
         fitness_shaping: ``(fitness, x) -> utilities`` (:mod:`evolax.algorithms.shaping`).
+        seeded: hold the population as seeds (:mod:`evolax.seeded`), as
+            :class:`~evolax.algorithms.PGPE`'s ``seeded``: memory ``O(D)``, not ``O(pop D)``
+            (:class:`~evolax.algorithms.LowRankES` adds low-rank members).
     """
 
     pop_size: int = eqx.field(static=True)
@@ -55,6 +60,7 @@ class OpenES(GradientES[OpenESState]):
     std_min: float = 0.0
     antithetic: bool = eqx.field(static=True, default=True)
     fitness_shaping: Shaping = eqx.field(static=True, default=centered_rank)
+    seeded: bool = eqx.field(static=True, default=False)
 
     def __check_init__(self):
         if self.antithetic:
@@ -75,14 +81,33 @@ class OpenES(GradientES[OpenESState]):
             x = state.mean[None] + state.std * normal(key, (self.pop_size, dim), state.mean)
         return x, state
 
-    def _tell(self, key, state, x, fitness):
-        utility = self.fitness_shaping(fitness, x)
-        if self.antithetic:  # eps_{n+i} = -eps_i: read only the first half back
+    def ask(self, key, state):
+        if self.seeded:
+            return self._ask_seeds(key, state, antithetic=self.antithetic)
+        return super().ask(key, state)
+
+    def _weights(self, utility):
+        """The utilities the noise is weighted by: the first half's minus its mirror's."""
+        if self.antithetic:  # eps_{n+i} = -eps_i
             half = self.pop_size // 2
-            x, utility = x[:half], utility[:half] - utility[half:]
-        eps = (x - state.mean[None]) / state.std
+            return utility[:half] - utility[half:]
+        return utility
+
+    def _tell_population(self, key, state, population, fitness, **extra):
+        if not is_seeded(population):
+            return super()._tell_population(key, state, population, fitness, **extra)
+        noise, _ = noise_sums(population, self._weights(self.fitness_shaping(fitness, None)))
+        return self._update(state, ravel_pytree(noise)[0])
+
+    def _tell(self, key, state, x, fitness):
+        weights = self._weights(self.fitness_shaping(fitness, x))
+        eps = (x[: weights.shape[0]] - state.mean[None]) / state.std  # the first half's
         # the population sum as a product (XLA's CPU column reductions are slow)
-        grad = jnp.dot(utility, eps, precision=HIGHEST) / (self.pop_size * state.std)
+        return self._update(state, jnp.dot(weights, eps, precision=HIGHEST))
+
+    def _update(self, state, noise):
+        """The update from ``sum_i w_i eps_i``."""
+        grad = noise / (self.pop_size * state.std)
         std = jnp.maximum(state.std * self.std_decay, self.std_min)
         new_state = state.replace(std=std, **self._ascend(state, grad))
         return new_state, {"std": std, "grad_norm": jnp.linalg.norm(grad)}
