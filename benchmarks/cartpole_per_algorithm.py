@@ -9,7 +9,7 @@ generation where they first do (a seed that never does counts as later than all)
 best test. Writes `benchmarks/results/cartpole_per_algorithm.json` and `.md` (the table
 `docs/results.md` quotes), after every algorithm.
 
-    python benchmarks/cartpole_per_algorithm.py                 # all 13, about 25 minutes
+    python benchmarks/cartpole_per_algorithm.py                 # every registered one: hours
     python benchmarks/cartpole_per_algorithm.py pgpe cma_es
 """
 
