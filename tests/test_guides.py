@@ -26,6 +26,7 @@ import evolax.tasks as tasks
 from evolax import cli
 from evolax.config import presets
 from evolax.problems import sphere, to_fitness
+from evolax.seeded import densify
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDES = ROOT / "docs" / "guides"
@@ -236,7 +237,7 @@ def test_embedding_table_of_traced_fields():
                 algorithm = cls(**kwargs)
                 state = algorithm.init(key, jnp.zeros(dim))
                 population, state = algorithm.ask(key, state)
-                fitness = to_fitness(sphere)(population)
+                fitness = to_fitness(sphere)(densify(population))  # seeds: their members
                 extra = {name: population[:, :2] for name in algorithm.extra_inputs}
                 return algorithm.tell(key, state, population, fitness, **extra)
 

@@ -60,7 +60,9 @@ def variants():
         for name, parameter in inspect.signature(cls).parameters.items():
             if isinstance(parameter.default, bool):  # custom __init__s included
                 flipped = kwargs | {name: not parameter.default}
-                yield pytest.param(cls, flipped, id=f"{cls.__name__}-{name}")
+                # held as seeds: the same update (test_seeded_es), in nox -s slow
+                marks = [pytest.mark.slow] if name == "seeded" else []
+                yield pytest.param(cls, flipped, id=f"{cls.__name__}-{name}", marks=marks)
 
 
 def test_every_exported_algorithm_is_covered():

@@ -20,7 +20,7 @@ CASES = {
         (2, 3, 4),
     ),
 }
-SLOW = {"convnet", "seq2seq_lstm", "transformer"}  # 3-7 s each
+SLOW = set(CASES)  # 2-7 s each; test_registry trains LowRankES's MLP in the default run
 
 
 @pytest.mark.parametrize(
