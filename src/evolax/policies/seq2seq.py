@@ -15,6 +15,25 @@ from evolax.types import Params, PRNGKey
 from evolax.validation import check_positive_int
 
 
+def check_sequence_shapes(
+    obs_shape: tuple[int, ...], action_shape: tuple[int, ...], output_length: int
+) -> None:
+    """Raise unless both shapes are ``(batch, length, vocabulary)`` of positive ints and the
+    action asks for ``output_length`` tokens."""
+    for name, shape in (("obs_shape", obs_shape), ("action_shape", action_shape)):
+        if len(shape) != 3 or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape
+        ):
+            raise ValueError(
+                f"{name} must be (batch, length, vocabulary) of positive ints, got {shape}"
+            )
+    if tuple(action_shape)[1] != output_length:
+        raise ValueError(
+            f"action_shape {tuple(action_shape)} asks for {action_shape[1]} tokens, but "
+            f"output_length is {output_length}"
+        )
+
+
 class Seq2Seq(Policy):
     """Encode a one-hot token sequence with an LSTM, then decode ``output_length`` tokens.
 
@@ -44,18 +63,7 @@ class Seq2Seq(Policy):
     ) -> Params:
         """Parameters for one-hot ``obs_shape = (batch, in_len, vocab_in)`` and
         ``action_shape = (batch, output_length, vocab_out)``."""
-        for name, shape in (("obs_shape", obs_shape), ("action_shape", action_shape)):
-            if len(shape) != 3 or not all(
-                isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape
-            ):
-                raise ValueError(
-                    f"{name} must be (batch, length, vocabulary) of positive ints, got {shape}"
-                )
-        if tuple(action_shape)[1] != self.output_length:
-            raise ValueError(
-                f"action_shape {tuple(action_shape)} asks for {action_shape[1]} tokens, but "
-                f"output_length is {self.output_length}"
-            )
+        check_sequence_shapes(obs_shape, action_shape, self.output_length)
         vocab_in, vocab_out, hidden = obs_shape[2], action_shape[2], self.hidden_size
         encoder_key, decoder_key, out_key = jax.random.split(key, 3)
         return {

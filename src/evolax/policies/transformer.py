@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from evolax.policies.base import EmptyState, Policy
+from evolax.policies.seq2seq import check_sequence_shapes
 from evolax.seeded import dense
 from evolax.types import Params, PRNGKey
 from evolax.validation import check_positive_int
@@ -72,18 +73,7 @@ class Transformer(Policy):
     ) -> Params:
         """Parameters for one-hot ``obs_shape = (batch, in_len, vocab_in)`` and
         ``action_shape = (batch, output_length, vocab_out)``."""
-        for name, shape in (("obs_shape", obs_shape), ("action_shape", action_shape)):
-            if len(shape) != 3 or not all(
-                isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape
-            ):
-                raise ValueError(
-                    f"{name} must be (batch, length, vocabulary) of positive ints, got {shape}"
-                )
-        if tuple(action_shape)[1] != self.output_length:
-            raise ValueError(
-                f"action_shape {tuple(action_shape)} asks for {action_shape[1]} tokens, but "
-                f"output_length is {self.output_length}"
-            )
+        check_sequence_shapes(obs_shape, action_shape, self.output_length)
         d, length = self.d_model, obs_shape[1] + self.output_length
         keys = iter(jax.random.split(key, 4 + 4 * self.n_layers))
         norm = {"scale": jnp.ones(d), "shift": jnp.zeros(d)}
