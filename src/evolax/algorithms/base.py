@@ -150,9 +150,9 @@ class Algorithm(eqx.Module, Generic[S]):
     ) -> tuple[S, Metrics]:
         """:meth:`_tell` on the population flattened to ``[pop, D]``; an algorithm whose
         population is not a plain array pytree (held as seeds, say) reads it here."""
-        dim = sum(jnp.size(leaf) for leaf in jax.tree.leaves(state.best_genome))
         if self.pytree_genome:
             return self._tell(key, state, population, fitness, **extra)
+        dim = sum(jnp.size(leaf) for leaf in jax.tree.leaves(state.best_genome))
         x = flatten_population(population, self.pop_size, dim)
         return self._tell(key, state, x, fitness, **extra)
 
