@@ -9,15 +9,11 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from evolax.algorithms.base import GradientES, GradientESState, check_antithetic_pop_size
+from evolax.algorithms.base import GradientES, GradientESState
+from evolax.algorithms.open_es import check_open_es_settings, noise_weights
 from evolax.algorithms.shaping import Shaping, centered_rank
 from evolax.seeded import is_seeded, noise_sums
-from evolax.validation import (
-    check_in_interval,
-    check_non_negative,
-    check_positive,
-    check_positive_int,
-)
+from evolax.validation import check_positive_int
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -83,13 +79,9 @@ class LowRankES(GradientES[LowRankESState]):
     update_block: int | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
-        if self.antithetic:
-            check_antithetic_pop_size(self.pop_size, "antithetic=False")
+        check_open_es_settings(self)
         if not (isinstance(self.rank, int) and self.rank >= 0):
             raise ValueError(f"rank must be a non-negative integer, got {self.rank!r}")
-        check_positive("init_std", self.init_std)
-        check_in_interval("std_decay", self.std_decay, 0, 1, low_open=True)
-        check_non_negative("std_min", self.std_min)
         if self.update_block is not None:
             check_positive_int("update_block", self.update_block)
             n = self.pop_size // 2 if self.antithetic else self.pop_size
@@ -114,11 +106,8 @@ class LowRankES(GradientES[LowRankESState]):
                 "LowRankES.tell needs the population its ask returned (held as seeds), got "
                 f"a {type(population).__name__}"
             )
-        utility = self.fitness_shaping(fitness, None)
-        if self.antithetic:
-            half = self.pop_size // 2
-            utility = utility[:half] - utility[half:]
-        total, _ = noise_sums(population, utility, block=self.update_block)
+        weights = noise_weights(self.fitness_shaping(fitness, None), self.antithetic)
+        total, _ = noise_sums(population, weights, block=self.update_block)
         grad = jax.tree.map(lambda g: g / (self.pop_size * state.std), total)
         std = jnp.maximum(state.std * self.std_decay, self.std_min)
         new_state = state.replace(std=std, **self._ascend(state, grad))

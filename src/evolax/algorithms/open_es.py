@@ -7,6 +7,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
+from jaxtyping import Array, Float
 
 from evolax.algorithms.base import (
     HIGHEST,
@@ -19,6 +20,25 @@ from evolax.algorithms.base import (
 from evolax.algorithms.shaping import Shaping, centered_rank
 from evolax.seeded import is_seeded, noise_sums
 from evolax.validation import check_in_interval, check_non_negative, check_positive
+
+
+def check_open_es_settings(algorithm) -> None:
+    """Raise for OpenES's settings out of range (``pop_size`` even when ``antithetic``,
+    ``init_std``, ``std_decay``, ``std_min``); LowRankES shares them."""
+    if algorithm.antithetic:
+        check_antithetic_pop_size(algorithm.pop_size, "antithetic=False")
+    check_positive("init_std", algorithm.init_std)
+    check_in_interval("std_decay", algorithm.std_decay, 0, 1, low_open=True)
+    check_non_negative("std_min", algorithm.std_min)
+
+
+def noise_weights(utility: Float[Array, " pop"], antithetic: bool) -> Float[Array, " n"]:
+    """The utilities OpenES weights its noise draws by: with antithetic pairs (``eps_{n+i} =
+    -eps_i``) the first half's minus its mirror's, ``[pop / 2]``; else the utilities."""
+    if antithetic:
+        half = utility.shape[0] // 2
+        return utility[:half] - utility[half:]
+    return utility
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -63,11 +83,7 @@ class OpenES(GradientES[OpenESState]):
     seeded: bool = eqx.field(static=True, default=False)
 
     def __check_init__(self):
-        if self.antithetic:
-            check_antithetic_pop_size(self.pop_size, "antithetic=False")
-        check_positive("init_std", self.init_std)
-        check_in_interval("std_decay", self.std_decay, 0, 1, low_open=True)
-        check_non_negative("std_min", self.std_min)
+        check_open_es_settings(self)
 
     def _init(self, key, x0):
         del key
@@ -87,11 +103,7 @@ class OpenES(GradientES[OpenESState]):
         return super().ask(key, state)
 
     def _weights(self, utility):
-        """The utilities the noise is weighted by: the first half's minus its mirror's."""
-        if self.antithetic:  # eps_{n+i} = -eps_i
-            half = self.pop_size // 2
-            return utility[:half] - utility[half:]
-        return utility
+        return noise_weights(utility, self.antithetic)
 
     def _tell_population(self, key, state, population, fitness, **extra):
         if not is_seeded(population):
