@@ -28,7 +28,7 @@ import numpy as np
 import evolax
 from evolax.config import build_trainer, resolve, run_settings
 from evolax.logging import read_rows
-from evolax.runner import train
+from evolax.runner import TrainingInterrupted, train
 from results_table import RESULTS, previous_rows, write_results
 
 TARGETS = {"cartpole_easy": 900.0, "cartpole_hard": 600.0}
@@ -39,19 +39,22 @@ EVOJAX = {"cartpole_easy": 935.0, "cartpole_hard": 631.0}
 
 def train_run(config: dict, kind: str = "test") -> tuple[dict, list[dict], float]:
     """Summary, ``kind`` rows (``"test"``, ``"train"``) and wall seconds of one `evolax.train`
-    run of ``config``."""
+    run of ``config`` (up to where it stopped, if SIGTERM or SIGINT stopped it)."""
     trainer = build_trainer(config)
     run = run_settings(config)
     with tempfile.TemporaryDirectory() as run_dir:
         start = time.perf_counter()
-        result = train(
-            trainer,
-            run.generations,
-            **run.train_kwargs(),
-            run_dir=run_dir,
-            config=config,
-            progress=False,
-        )
+        try:
+            result = train(
+                trainer,
+                run.generations,
+                **run.train_kwargs(),
+                run_dir=run_dir,
+                config=config,
+                progress=False,
+            )
+        except TrainingInterrupted as stopped:  # SIGTERM (`timeout`): keep what it ran
+            result = stopped.result
         wall = time.perf_counter() - start
         rows = [row for row in read_rows(Path(run_dir) / "metrics.jsonl") if row["kind"] == kind]
     return result.summary, rows, wall

@@ -98,6 +98,12 @@ def peak_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
 
 
+def device_peak_gib() -> float | None:
+    """The accelerator's peak memory in use (``None`` on the CPU, which reports none)."""
+    stats = jax.devices()[0].memory_stats() or {}
+    return stats["peak_bytes_in_use"] / 2**30 if "peak_bytes_in_use" in stats else None
+
+
 def measure(args) -> dict:
     features, outputs = (64, 4) if args.small else (args.features, 16)
     hidden = (256, 256, 128) if args.small else tuple(args.hidden)
@@ -138,7 +144,7 @@ def measure(args) -> dict:
         jax.block_until_ready(state)
         seconds.append(time.perf_counter() - begin)
         fitness.append(float(metrics["fitness_mean"]))
-    peak = peak_gib()
+    peak, device_peak = peak_gib(), device_peak_gib()
     mse.append(test_mse(state))
 
     params = trainer.algorithm.best(state.algo_state)
@@ -162,9 +168,17 @@ def measure(args) -> dict:
         "batch_inference_s": batch,
         "throughput_ratio": batch / generation,
         "peak_rss_gib": peak,
+        "peak_device_gib": device_peak,
         "fitness_mean": fitness,
         "held_out_mse": mse,
     }
+
+
+def memory(row: dict) -> str:
+    """Peak memory: the accelerator's where there is one, else the process's resident set."""
+    if row.get("peak_device_gib") is not None:
+        return f"{row['peak_device_gib']:.1f} GiB (device)"
+    return f"{row['peak_rss_gib']:.1f} GiB"
 
 
 def table(rows: list[dict]) -> str:
@@ -177,8 +191,8 @@ def table(rows: list[dict]) -> str:
     for r in rows:
         lines.append(
             f"| {r['parameters'] / 1e6:.1f}M | {r['pop_size']:,} | {r['rank']} | {r['batch']} "
-            f"| {r['full_rank_population_gb']:,.0f} GB | {r['peak_rss_gib']:.1f} GiB "
-            f"| {r['generation_s']:.1f} | {r['batch_inference_s']:.1f} "
+            f"| {r['full_rank_population_gb']:,.0f} GB | {memory(r)} "
+            f"| {r['generation_s']:.3g} | {r['batch_inference_s']:.3g} "
             f"| {r['throughput_ratio']:.2f} "
             f"| {r['held_out_mse'][0]:.4f} -> {r['held_out_mse'][-1]:.4f} |"
         )

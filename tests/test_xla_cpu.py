@@ -1,5 +1,6 @@
 """The XLA CPU vector width evolax asks for at import."""
 
+import os
 import subprocess
 import sys
 
@@ -41,7 +42,10 @@ def test_importing_evolax_sets_the_width_before_jax_starts():
         "evolax.use_cpu_cores(2)\n"
         "print(len(jax.devices()), os.environ.get('XLA_FLAGS', ''))\n"
     )
-    env = {"PATH": "", "JAX_PLATFORMS": "cpu"}
+    # a bare environment, but for where evolax may be installed (PYTHONPATH)
+    env = {"PATH": "", "JAX_PLATFORMS": "cpu"} | {
+        k: v for k, v in os.environ.items() if k == "PYTHONPATH"
+    }
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     ).stdout.split(maxsplit=1)
