@@ -32,6 +32,7 @@ LAYERS: list[list[str]] = [
         "evolax.qd",
         "evolax.schema",
         "evolax.seeded",
+        "evolax.neat",
     ],
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],
     ["evolax.rollout", "evolax.render", "evolax.coco"],

@@ -41,6 +41,7 @@ def _episode(
     task_state, policy_state, step_key = jax.tree.map(
         operator.itemgetter(0), initial_states(policy, task, key, 1)
     )
+    params = policy.prepare(params)
 
     def body(carry, t):
         task_state, policy_state, alive = carry

@@ -94,6 +94,16 @@ SETTINGS = {
         1000,
     ),
     "cma_mae": ([MLP_16, STD_05, "algorithm.grid_shape=[8, 8]", "algorithm.n_emitters=4"], 1000),
+    "neat": (
+        [
+            "algorithm.pop_size=150",
+            "policy.name=neat",
+            "policy.max_nodes=16",
+            "policy.max_conns=64",
+            "policy.activation_options=[tanh]",
+        ],
+        1000,
+    ),
 }
 """Per algorithm: the overrides of the cartpole_easy preset (after ``algorithm.name``, pop 64
 and 4 repeats) and the generation budget."""
@@ -132,6 +142,8 @@ CANNOT = {
     "cma_mae": "elites are kept on one noisy evaluation, and the emitters chase improvements "
     "over the cells' thresholds rather than the return: best test 867.1 (863.8 at generation "
     "1000; MLP [16], 8 x 8 grid, 4 emitters)",
+    "neat": "best test 830.1 at generation 500 (population 150, neat-python's XOR settings "
+    "otherwise, tanh nodes)",
     "map_elites": "selection is spread over the archive's cells and elites are kept on one "
     "noisy evaluation: best elite's test 712 (grid 8x8; 707 with 32x32, 682 with MLP [16])",
 }

@@ -30,13 +30,25 @@ SIBLINGS = {
 }
 
 
+# tested in the default suite by its own module (tests/algorithms/test_neat.py: the trainer's
+# scan and a checkpoint); here in `nox -s slow`
+OWN_MODULE = {"neat"}
+
+
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=pytest.mark.slow) if n in SIBLINGS else n for n in sorted(REGISTRY)],
+    [
+        pytest.param(n, marks=pytest.mark.slow) if n in SIBLINGS | OWN_MODULE else n
+        for n in sorted(REGISTRY)
+    ],
 )
 def test_each_registered_algorithm_trains_in_the_trainer_and_checkpoints(name, tmp_path):
-    settings = [f"algorithm.name={name}", "algorithm.pop_size=8", "algorithm.init_std=0.2"]
-    settings += ["policy.hidden_sizes=[4]", "task.max_steps=5", "trainer.n_repeats=2"]
+    settings = [f"algorithm.name={name}", "algorithm.pop_size=8", "task.max_steps=5"]
+    settings += ["trainer.n_repeats=2"]
+    if name == "neat":  # its own genomes, from its own policy
+        settings += ["policy.name=neat", "policy.max_nodes=10", "policy.max_conns=16"]
+    else:
+        settings += ["algorithm.init_std=0.2", "policy.hidden_sizes=[4]"]
     if name == "map_elites":
         settings.append("algorithm.grid_shape=[4, 4]")
     if name == "cvt_map_elites":

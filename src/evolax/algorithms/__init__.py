@@ -48,6 +48,7 @@ from evolax.algorithms.map_elites import (
 from evolax.algorithms.me_es import MEES, MEESState
 from evolax.algorithms.moead import MOEAD, MOEADState
 from evolax.algorithms.mr15_ga import MR15GA, MR15GAState
+from evolax.algorithms.neat import NEAT, NEATState
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.noise_reuse_es import NoiseReuseES, NoiseReuseESState
 from evolax.algorithms.nsga2 import NSGA2, NSGA2State
@@ -86,6 +87,8 @@ from evolax.algorithms.sv_open_es import SVOpenES, SVOpenESState
 from evolax.algorithms.xnes import XNES, XNESState
 
 __all__ = [
+    "NEAT",
+    "NEATState",
     "LES",
     "LESState",
     "LGA",
@@ -264,6 +267,7 @@ REGISTRY = {
     "sade": SaDE,
     "les": LES,
     "lga": LGA,
+    "neat": NEAT,
 }
 """Algorithms by the short name a configuration gives (``algorithm.name``)."""
 

@@ -168,7 +168,10 @@ class Algorithm(eqx.Module, Generic[S]):
     def init(self, key: PRNGKey, x0: Params) -> S:
         """The initial state; ``x0`` fixes the genome's pytree structure and dtype (float32,
         or float64 genomes under ``jax_enable_x64``) and is the start point."""
-        x0 = jax.tree.map(lambda leaf: jnp.asarray(leaf, genome_dtype(leaf)), x0)
+        if self.pytree_genome:  # the maths reads the leaves as they are (integers too)
+            x0 = jax.tree.map(jnp.asarray, x0)
+        else:
+            x0 = jax.tree.map(lambda leaf: jnp.asarray(leaf, genome_dtype(leaf)), x0)
         flat, _ = ravel_pytree(x0)
         state = self._init(key, x0 if self.pytree_genome else flat)
         return state.replace(  # type: ignore[attr-defined]

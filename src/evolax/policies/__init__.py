@@ -6,6 +6,7 @@ from evolax.policies.direct import Direct
 from evolax.policies.evojax import EvoJAXObservation, EvoJAXPolicy
 from evolax.policies.flax import FlaxPolicy
 from evolax.policies.mlp import MLP
+from evolax.policies.neat import NEATNetwork
 from evolax.policies.seq2seq import Seq2Seq
 from evolax.policies.team import Team
 from evolax.policies.transformer import Transformer
@@ -18,6 +19,7 @@ __all__ = [
     "EvoJAXObservation",
     "EvoJAXPolicy",
     "FlaxPolicy",
+    "NEATNetwork",
     "Policy",
     "Seq2Seq",
     "Team",
@@ -30,5 +32,6 @@ REGISTRY = {
     "direct": Direct,
     "seq2seq": Seq2Seq,
     "transformer": Transformer,
+    "neat": NEATNetwork,
 }
 """Policies by the short name a configuration gives (``policy.name``)."""

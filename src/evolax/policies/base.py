@@ -30,6 +30,13 @@ class Policy(eqx.Module):
         del key
         return EmptyState()
 
+    def prepare(self, params: Params):
+        """What :meth:`apply` reads in place of ``params``, computed once per individual and
+        evaluation, before its episodes (a NEAT genome decoded into its network, say); by
+        default ``params`` itself."""
+        return params
+
     @abc.abstractmethod
     def apply(self, params: Params, obs: Float[Array, "..."], state, key: PRNGKey):
-        """Map one observation to ``(action, new_state)``."""
+        """Map one observation to ``(action, new_state)`` (``params`` as :meth:`prepare`
+        returns them)."""

@@ -55,6 +55,14 @@ def transition(
     return task_state, policy_state, reward, done
 
 
+def prepare(policy: Policy, population: Population) -> Population:
+    """Each member as :meth:`Policy.prepare` makes it, once per episode batch (a policy that
+    keeps the default gets its population back as it is)."""
+    if type(policy).prepare is Policy.prepare:
+        return population
+    return jax.vmap(policy.prepare)(population)
+
+
 def _expand(mask: Array, shape: tuple[int, ...]) -> Array:
     """``mask`` (leading axes of ``shape``) broadcast over ``shape``'s trailing axes."""
     return jnp.broadcast_to(mask.reshape(mask.shape + (1,) * (len(shape) - mask.ndim)), shape)
@@ -79,6 +87,7 @@ def run_episodes(
     """
     pop_size = population_size(population)
     population = materialize(population)  # seed-held members: drawn once per episode batch
+    population = prepare(policy, population)
     members = pop_axes(population)
     task_state, policy_state, episode_step_keys = initial
     n_repeats = episode_step_keys.shape[0]

@@ -82,7 +82,13 @@ def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGK
         )
     params = map_batched(lambda x: x[0], materialize(map_batched(lambda x: x[:1], population)))
     policy_state = jax.eval_shape(policy.reset, key)
-    action, _ = jax.eval_shape(policy.apply, params, state.obs, policy_state, key)
+    action, _ = jax.eval_shape(
+        lambda p, *rest: policy.apply(policy.prepare(p), *rest),
+        params,
+        state.obs,
+        policy_state,
+        key,
+    )
     if tuple(action.shape) != (*agents, *task.action_shape):
         raise ValueError(
             f"policy produced actions of shape {action.shape[len(agents) :]}, expected "

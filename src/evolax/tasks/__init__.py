@@ -19,6 +19,7 @@ from evolax.tasks.multi_agent_waterworld import MultiAgentWaterWorld
 from evolax.tasks.seq2seq import Seq2SeqAddition, Seq2SeqState
 from evolax.tasks.text_painting import TextGuidedPainting, TextGuidedPaintingState
 from evolax.tasks.waterworld import WaterWorld, WaterWorldState
+from evolax.tasks.xor import XOR, XORState
 
 __all__ = [
     "Arm",
@@ -48,6 +49,8 @@ __all__ = [
     "TextGuidedPaintingState",
     "WaterWorld",
     "WaterWorldState",
+    "XOR",
+    "XORState",
     "load_target",
 ]
 
@@ -62,6 +65,7 @@ REGISTRY = {
     "brax": Brax,  # brax:ENV, e.g. brax:ant
     "gymnax": GymnaxTask,  # gymnax:ENV, e.g. gymnax:Pendulum-v1
     "evojax": EvoJAXTask,
+    "xor": XOR,
 }
 """Tasks by the short name a configuration gives (``task.name``); an adapter takes its
 environment after a colon."""

@@ -1,0 +1,195 @@
+"""NEAT's compatibility distance and speciation over a population of genomes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import chex
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float, Int
+
+from evolax.neat.genome import NONE, Genome, is_input
+
+
+def _part(
+    ids_a: Int[Array, " K"],
+    ids_b: Int[Array, " K"],
+    diff,
+    disjoint_coefficient: float,
+    weight_coefficient: float,
+) -> Float[Array, ""]:
+    """One part of :func:`distance`; ``ids_b`` sorted, ``diff(slot)``: each gene of ``a``'s
+    difference from ``b``'s gene at ``slot``."""
+    real_a, real_b = ids_a != NONE, ids_b != NONE
+    slot = jnp.searchsorted(ids_b, ids_a).clip(0, ids_b.shape[0] - 1)
+    match = real_a & (ids_b[slot] == ids_a)
+    n_a, n_b, n_match = jnp.sum(real_a), jnp.sum(real_b), jnp.sum(match)
+    homologous = jnp.sum(jnp.where(match, diff(slot), 0.0))
+    disjoint = n_a + n_b - 2 * n_match
+    total = weight_coefficient * homologous + disjoint_coefficient * disjoint
+    return total / jnp.maximum(jnp.maximum(n_a, n_b), 1)
+
+
+def distance(
+    a: Genome, b: Genome, disjoint_coefficient: float, weight_coefficient: float
+) -> Float[Array, ""]:
+    """neat-python's genomic distance, genes aligned as the paper aligns them.
+
+    Nodes (inputs aside) of the same id and connections of the same innovation number are
+    homologous. Each part is ``(weight_coefficient * sum of homologous differences +
+    disjoint_coefficient * genes in one genome only) / the larger genome's gene count``; a
+    node pair differs by its ``|bias|`` and ``|response|`` differences plus 1 per differing
+    activation or aggregation, a connection pair by its ``|weight|`` difference plus 1 if one
+    is disabled. The distance is the sum of the two parts.
+    """
+    ids_a = jnp.where(is_input(a, a.node_id), NONE, a.node_id)
+    ids_b = jnp.where(is_input(b, b.node_id), NONE, b.node_id)
+    order = jnp.argsort(ids_b, stable=True)  # the inputs, now NONE, go last
+
+    def node_diff(slot):
+        s = order[slot]
+        return (
+            jnp.abs(a.bias - b.bias[s])
+            + jnp.abs(a.response - b.response[s])
+            + (a.activation != b.activation[s])
+            + (a.aggregation != b.aggregation[s])
+        )
+
+    def conn_diff(slot):
+        return jnp.abs(a.weight - b.weight[slot]) + (a.enabled != b.enabled[slot])
+
+    coefficients = (disjoint_coefficient, weight_coefficient)
+    return _part(ids_a, ids_b[order], node_diff, *coefficients) + _part(
+        a.innovation, b.innovation, conn_diff, *coefficients
+    )
+
+
+@chex.dataclass(frozen=True)
+class Species:
+    """The species of a population, ``S`` slots.
+
+    Attributes:
+        representative: a genome per slot (leading axis ``S``).
+        alive: ``bool[S]``.
+        key: ``i32[S]``, the order species were created in (neat-python's species ids).
+        best_fitness: ``f32[S]``, the best species fitness so far (stagnation).
+        last_improved: ``i32[S]``, the generation it last improved.
+        member: ``i32[pop]``, each genome's species slot.
+        next_key: ``i32[]``.
+        threshold: ``f32[]``, the compatibility threshold.
+    """
+
+    representative: Genome
+    alive: Bool[Array, " S"]
+    key: Int[Array, " S"]
+    best_fitness: Float[Array, " S"]
+    last_improved: Int[Array, " S"]
+    member: Int[Array, " pop"]
+    next_key: Int[Array, ""]
+    threshold: Float[Array, ""]
+
+
+def empty_species(genome: Genome, n_slots: int, pop_size: int, threshold: float) -> Species:
+    """No species yet, ``n_slots`` slots (representatives: copies of ``genome``)."""
+    return Species(
+        representative=jax.tree.map(lambda x: jnp.broadcast_to(x, (n_slots, *x.shape)), genome),
+        alive=jnp.zeros(n_slots, bool),
+        key=jnp.full(n_slots, NONE, jnp.int32),
+        best_fitness=jnp.full(n_slots, -jnp.inf),
+        last_improved=jnp.zeros(n_slots, jnp.int32),
+        member=jnp.zeros(pop_size, jnp.int32),
+        next_key=jnp.zeros([], jnp.int32),
+        threshold=jnp.asarray(threshold, jnp.float32),
+    )
+
+
+def speciate(
+    species: Species,
+    population: Genome,
+    generation: Int[Array, ""],
+    disjoint_coefficient: float,
+    weight_coefficient: float,
+) -> Species:
+    """Place ``population`` (leading axis ``pop``) into species (neat-python's order).
+
+    Each living species, oldest first, takes as its new representative the genome closest to
+    its old one among those not yet taken. Every other genome joins the species of the
+    closest representative within ``threshold``. The genomes left start new species: the
+    first of them (in population order) represents a new species that every remaining genome
+    within ``threshold`` of it joins, and so on. When the slots run out, the genomes left join
+    the species of their closest representative.
+    """
+    pop = population.node_id.shape[0]
+
+    def dist_to(rep):
+        return jax.vmap(lambda g: distance(rep, g, disjoint_coefficient, weight_coefficient))(
+            population
+        )
+
+    member = jnp.full(pop, -1, jnp.int32)
+    # 1. the living species, oldest first, each take their closest untaken genome
+    order = jnp.argsort(jnp.where(species.alive, species.key, NONE), stable=True)
+
+    def represent(carry, s):
+        member, reps = carry
+        alive = species.alive[s]
+        rep = jax.tree.map(lambda x: x[s], species.representative)
+        d = jnp.where(member < 0, dist_to(rep), jnp.inf)
+        pick = jnp.argmin(d)
+        member = member.at[pick].set(jnp.where(alive, s, member[pick]))
+        new_rep = jax.tree.map(lambda x: x[pick], population)
+        reps = jax.tree.map(lambda r, n: r.at[s].set(jnp.where(alive, n, r[s])), reps, new_rep)
+        return (member, reps), None
+
+    (member, reps), _ = jax.lax.scan(represent, (member, species.representative), order)
+    is_rep = member >= 0
+    # 2. the others join the closest compatible representative
+    d = jax.vmap(dist_to)(reps).T  # [pop, S]
+    d = jnp.where(species.alive[None], d, jnp.inf)
+    closest = jnp.argmin(d, axis=1)
+    fits = jnp.min(d, axis=1) < species.threshold
+    member = jnp.where(is_rep, member, jnp.where(fits, closest, -1))
+    alive, key, next_key = species.alive, species.key, species.next_key
+    best, improved = species.best_fitness, species.last_improved
+
+    # 3. new species, one representative at a time
+    def new_species(carry):
+        member, reps, alive, key, next_key, best, improved = carry
+        g = jnp.argmax(member < 0)
+        s = jnp.argmax(~alive)
+        rep = jax.tree.map(lambda x: x[g], population)
+        joins = (member < 0) & (dist_to(rep) < species.threshold)
+        member = jnp.where(joins, s, member).at[g].set(s)
+        reps = jax.tree.map(lambda r, n: r.at[s].set(n), reps, rep)
+        return (
+            member,
+            reps,
+            alive.at[s].set(True),
+            key.at[s].set(next_key),
+            next_key + 1,
+            best.at[s].set(-jnp.inf),
+            improved.at[s].set(generation),
+        )
+
+    def more(carry):
+        member, _, alive, *_ = carry
+        return jnp.any(member < 0) & jnp.any(~alive)
+
+    member, reps, alive, key, next_key, best, improved = jax.lax.while_loop(
+        more, new_species, (member, reps, alive, key, next_key, best, improved)
+    )
+    # 4. out of slots: the closest living species
+    d = jax.vmap(dist_to)(reps).T
+    closest = jnp.argmin(jnp.where(alive[None], d, jnp.inf), axis=1)
+    member = jnp.where(member < 0, closest, member)
+    return dataclasses.replace(
+        species,
+        representative=reps,
+        alive=alive,
+        key=key,
+        best_fitness=best,
+        last_improved=improved,
+        member=member,
+        next_key=next_key,
+    )
