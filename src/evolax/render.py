@@ -444,3 +444,66 @@ def plot_archive(archive_path: str | Path, out_path: str | Path) -> Path:
     out_path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out_path, dpi=120, format="png", bbox_inches="tight")
     return out_path
+
+
+def plot_network(network: dict[str, Any], out_path: str | Path) -> Path:
+    """Draw a NEAT network (:meth:`evolax.policies.NEATNetwork.export`'s dict): inputs on the
+    left, outputs on the right, hidden nodes at their depth; enabled connections as arrows,
+    blue positive and red negative, as thick as ``|weight|`` (disabled ones dotted).
+
+    Returns:
+        The path written.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    links = [(c["in"], c["out"]) for c in network["connections"] if c["enabled"]]
+    depth = {i: 0 for i in network["inputs"]}
+    ids = [*network["inputs"], *(n["id"] for n in network["nodes"])]
+    for _ in ids:  # longest path from the inputs (bounded: a recurrent genome's cycles stop)
+        for a, b in links:
+            if a in depth and a != b and depth.get(b, -1) < depth[a] + 1 <= len(ids):
+                depth[b] = depth[a] + 1
+    last = max([depth.get(n, 1) for n in ids] + [1]) + 1
+    column = {n: (last if n in network["outputs"] else depth.get(n, 1)) for n in ids}
+    rows: dict[int, list[int]] = {}
+    for n in ids:
+        rows.setdefault(column[n], []).append(n)
+    where = {
+        n: (x, (k + 1) / (len(members) + 1))
+        for x, members in rows.items()
+        for k, n in enumerate(sorted(members))
+    }
+    figure = Figure(figsize=(2 + 1.5 * last, 4))
+    FigureCanvasAgg(figure)
+    ax = figure.subplots()
+    scale = max([abs(c["weight"]) for c in network["connections"]] + [1e-9])
+    for c in network["connections"]:
+        (x0, y0), (x1, y1) = where[c["in"]], where[c["out"]]
+        ax.annotate(
+            "",
+            xy=(x1, y1),
+            xytext=(x0, y0),
+            arrowprops={
+                "arrowstyle": "->",
+                "color": "tab:blue" if c["weight"] >= 0 else "tab:red",
+                "lw": 0.5 + 3 * abs(c["weight"]) / scale,
+                "linestyle": "-" if c["enabled"] else ":",
+                "alpha": 0.9 if c["enabled"] else 0.4,
+                "connectionstyle": "arc3,rad=0.4" if c["in"] == c["out"] else "arc3",
+            },
+        )
+    kinds = {n["id"]: n["activation"] for n in network["nodes"]}
+    for n, (x, y) in where.items():
+        role = "input" if n in network["inputs"] else kinds.get(n, "")
+        ax.scatter([x], [y], s=500, color="white", edgecolors="black", zorder=3)
+        ax.text(x, y, str(n), ha="center", va="center", zorder=4, fontsize=8)
+        ax.text(x, y - 0.07, role, ha="center", va="top", fontsize=6, color="gray")
+    ax.set_xlim(-0.5, last + 0.5)
+    ax.set_ylim(-0.05, 1.05)
+    ax.axis("off")
+    n_enabled = len(links)
+    ax.set_title(f"{len(network['nodes'])} nodes, {n_enabled} enabled connections", fontsize=9)
+    out = Path(out_path)
+    figure.savefig(out, dpi=120, bbox_inches="tight")
+    return out

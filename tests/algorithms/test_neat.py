@@ -66,6 +66,32 @@ def test_feed_forward_networks_compute_what_neat_python_s_compute():
         np.testing.assert_allclose(got[k], want, rtol=1e-4, atol=1e-5, err_msg=f"genome {k}")
 
 
+def test_exported_source_and_expressions_compute_what_neat_python_s_networks_compute(tmp_path):
+    import sympy
+
+    from evolax.neat.export import to_python, to_sympy
+    from evolax.render import plot_network
+
+    cfg = config()
+    cfg.genome_config.input_keys = [-(i + 1) for i in range(N_IN)]
+    cfg.genome_config.output_keys = list(range(N_OUT))
+    policy = NEATNetwork(max_nodes=MAX_NODES, max_conns=MAX_CONNS)
+    x = np.random.default_rng(7).normal(size=(4, N_IN))
+    for k, (nodes, conns) in enumerate(random_pairs(15, seed=8)):
+        network = policy.export(as_evolax(nodes, conns, N_IN, N_OUT, MAX_NODES, MAX_CONNS))
+        reference = neat.nn.FeedForwardNetwork.create(
+            as_neat_python(nodes, conns, N_IN, N_OUT, cfg), cfg
+        )
+        want = np.array([reference.activate(list(row)) for row in x])
+        scope: dict = {}
+        exec(to_python(network), scope)  # the code under test
+        np.testing.assert_allclose([scope["network"](list(row)) for row in x], want, rtol=1e-6)
+        symbols = sympy.symbols(f"x0:{N_IN}")
+        f = sympy.lambdify(symbols, to_sympy(network), "math")
+        np.testing.assert_allclose([f(*row) for row in x], want, rtol=1e-6, err_msg=f"{k}")
+    assert plot_network(network, tmp_path / "network.png").stat().st_size > 0
+
+
 def test_the_distance_is_neat_python_s():
     cfg = config()
     cfg.genome_config.input_keys = [-(i + 1) for i in range(N_IN)]

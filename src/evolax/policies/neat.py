@@ -9,6 +9,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from evolax.neat.export import to_dict
 from evolax.neat.genome import Genome, minimal_genome
 from evolax.neat.network import (
     ACTIVATIONS,
@@ -94,6 +95,12 @@ class NEATNetwork(Policy):
             n_activations=len(self.activation_options),
             n_aggregations=len(self.aggregation_options),
         )
+
+    def export(self, genome: Genome) -> dict:
+        """One genome as plain Python (:func:`evolax.neat.export.to_dict`, option indices as
+        names); :func:`~evolax.neat.export.to_python` and :func:`~evolax.neat.export.to_sympy`
+        turn it into source code or expressions."""
+        return to_dict(genome, self.activation_options, self.aggregation_options)
 
     def reset(self, key: PRNGKey):
         del key
