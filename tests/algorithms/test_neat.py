@@ -190,7 +190,7 @@ def test_add_node_splits_a_connection_as_the_paper_says():
     nodes, conns = random_genome(rng, N_IN, N_OUT, 0, 4)
     g = as_evolax(nodes, conns, N_IN, N_OUT, MAX_NODES, MAX_CONNS)
     k = int(g.innovation[0])
-    new = apply_split(g, jnp.asarray(True), jnp.int32(k), jnp.int32(40), jnp.int32(900))
+    new = apply_split(g, jnp.asarray(True), jnp.int32(k), jnp.int32(40), jnp.int32(2000))
     old = {
         int(i): (int(a), int(b), float(w))
         for a, b, w, i in zip(g.conn_in, g.conn_out, g.weight, g.innovation, strict=True)
@@ -205,7 +205,7 @@ def test_add_node_splits_a_connection_as_the_paper_says():
         if i != NONE
     }
     assert got[k][3] is False
-    assert got[900] == (a, 40, 1.0, True) and got[901] == (40, b, w, True)
+    assert got[2000] == (a, 40, 1.0, True) and got[2001] == (40, b, w, True)
     assert 40 in np.asarray(new.node_id).tolist()
     innovation = np.asarray(new.innovation)
     assert np.all(np.diff(innovation[innovation != NONE]) > 0)  # still sorted, empty last

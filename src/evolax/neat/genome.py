@@ -128,6 +128,28 @@ def sort_genes(genome: Genome) -> Genome:
     )
 
 
+def compact_genes(genome: Genome) -> Genome:
+    """The genome with emptied slots moved to the end, the others kept in order (sorted
+    genes stay sorted; cheaper than :func:`sort_genes` after deletions)."""
+
+    def positions(ids):
+        keep = ids != NONE
+        return jnp.where(keep, jnp.cumsum(keep) - 1, jnp.sum(keep) + jnp.cumsum(~keep) - 1)
+
+    nodes, conns = positions(genome.node_id), positions(genome.innovation)
+    return dataclasses.replace(
+        genome,
+        **{
+            f: jnp.zeros_like(getattr(genome, f)).at[nodes].set(getattr(genome, f))
+            for f in NODE_FIELDS
+        },
+        **{
+            f: jnp.zeros_like(getattr(genome, f)).at[conns].set(getattr(genome, f))
+            for f in CONN_FIELDS
+        },
+    )
+
+
 def node_slot(genome: Genome, ids: Int[Array, "..."]) -> Int[Array, "..."]:
     """The slots of the nodes ``ids`` (each present in the genome)."""
     return jnp.searchsorted(genome.node_id, ids).clip(0, genome.max_nodes - 1)

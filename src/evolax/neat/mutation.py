@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
-from evolax.neat.genome import NONE, Genome, is_input, is_output, reaches, sort_genes
+from evolax.neat.genome import NONE, Genome, compact_genes, is_input, is_output, reaches
 from evolax.types import PRNGKey
 
 
@@ -182,11 +182,13 @@ def apply_split(
 ) -> Genome:
     """Add node: the split connection ``a -> b`` is disabled; a new node (bias 0, response 1,
     the first activation and aggregation) joins ``a -> new`` (weight 1) and ``new -> b`` (the
-    old weight), innovations ``base`` and ``base + 1``."""
+    old weight), innovations ``base`` and ``base + 1``. New ids and innovations are larger
+    than the genome's (:func:`number_new_genes` draws them from the counters), so the genes
+    stay sorted."""
     slot = jnp.searchsorted(genome.innovation, split_innovation).clip(0, genome.max_conns - 1)
     a, b, w = genome.conn_in[slot], genome.conn_out[slot], genome.weight[slot]
     free_node = jnp.argmax(genome.node_id == NONE)
-    free = jnp.argsort(genome.innovation != NONE, stable=True)[:2]  # two empty slots first
+    free = (jnp.sum(genome.innovation != NONE) + jnp.arange(2)).clip(0, genome.max_conns - 1)
     g = dataclasses.replace(
         genome,
         enabled=genome.enabled.at[slot].set(jnp.where(do, False, genome.enabled[slot])),
@@ -212,7 +214,7 @@ def apply_split(
             jnp.where(do, jnp.stack([base, base + 1]), g.innovation[free])
         ),
     )
-    return sort_genes(g)
+    return g  # the new numbers are the largest: the first empty slots keep the order
 
 
 def apply_connection(
@@ -239,7 +241,7 @@ def apply_connection(
         enabled=put("enabled", True),
         innovation=put("innovation", innovation),
     )
-    return sort_genes(g)
+    return g  # the new numbers are the largest: the first empty slots keep the order
 
 
 def delete_node(key: PRNGKey, genome: Genome, want: Bool[Array, ""]) -> Genome:
@@ -257,7 +259,7 @@ def delete_node(key: PRNGKey, genome: Genome, want: Bool[Array, ""]) -> Genome:
         conn_in=jnp.where(touching, NONE, genome.conn_in),
         conn_out=jnp.where(touching, NONE, genome.conn_out),
     )
-    return sort_genes(g)
+    return compact_genes(g)
 
 
 def delete_connection(key: PRNGKey, genome: Genome, want: Bool[Array, ""]) -> Genome:
@@ -270,7 +272,7 @@ def delete_connection(key: PRNGKey, genome: Genome, want: Bool[Array, ""]) -> Ge
         conn_in=genome.conn_in.at[slot].set(jnp.where(do, NONE, genome.conn_in[slot])),
         conn_out=genome.conn_out.at[slot].set(jnp.where(do, NONE, genome.conn_out[slot])),
     )
-    return sort_genes(g)
+    return compact_genes(g)
 
 
 def mutate_attributes(

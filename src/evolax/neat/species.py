@@ -14,16 +14,18 @@ from evolax.neat.genome import NONE, Genome, is_input
 
 def _part(
     ids_a: Int[Array, " K"],
+    real_a: Bool[Array, " K"],
     ids_b: Int[Array, " K"],
+    real_b: Bool[Array, " K"],
     diff,
     disjoint_coefficient: float,
     weight_coefficient: float,
 ) -> Float[Array, ""]:
-    """One part of :func:`distance`; ``ids_b`` sorted, ``diff(slot)``: each gene of ``a``'s
-    difference from ``b``'s gene at ``slot``."""
-    real_a, real_b = ids_a != NONE, ids_b != NONE
+    """One part of :func:`distance`: the genes ``real_a`` of ``ids_a`` against those of
+    ``ids_b`` (sorted); ``diff(slot)``: each gene of ``a``'s difference from ``b``'s gene at
+    ``slot``."""
     slot = jnp.searchsorted(ids_b, ids_a).clip(0, ids_b.shape[0] - 1)
-    match = real_a & (ids_b[slot] == ids_a)
+    match = real_a & real_b[slot] & (ids_b[slot] == ids_a)
     n_a, n_b, n_match = jnp.sum(real_a), jnp.sum(real_b), jnp.sum(match)
     homologous = jnp.sum(jnp.where(match, diff(slot), 0.0))
     disjoint = n_a + n_b - 2 * n_match
@@ -43,25 +45,25 @@ def distance(
     activation or aggregation, a connection pair by its ``|weight|`` difference plus 1 if one
     is disabled. The distance is the sum of the two parts.
     """
-    ids_a = jnp.where(is_input(a, a.node_id), NONE, a.node_id)
-    ids_b = jnp.where(is_input(b, b.node_id), NONE, b.node_id)
-    order = jnp.argsort(ids_b, stable=True)  # the inputs, now NONE, go last
 
     def node_diff(slot):
-        s = order[slot]
         return (
-            jnp.abs(a.bias - b.bias[s])
-            + jnp.abs(a.response - b.response[s])
-            + (a.activation != b.activation[s])
-            + (a.aggregation != b.aggregation[s])
+            jnp.abs(a.bias - b.bias[slot])
+            + jnp.abs(a.response - b.response[slot])
+            + (a.activation != b.activation[slot])
+            + (a.aggregation != b.aggregation[slot])
         )
 
     def conn_diff(slot):
         return jnp.abs(a.weight - b.weight[slot]) + (a.enabled != b.enabled[slot])
 
+    def nodes(g):  # the inputs lead the sorted ids: masked, they keep the order
+        return g.node_id, (g.node_id != NONE) & ~is_input(g, g.node_id)
+
     coefficients = (disjoint_coefficient, weight_coefficient)
-    return _part(ids_a, ids_b[order], node_diff, *coefficients) + _part(
-        a.innovation, b.innovation, conn_diff, *coefficients
+    conns_a, conns_b = (g.innovation != NONE for g in (a, b))
+    return _part(*nodes(a), *nodes(b), node_diff, *coefficients) + _part(
+        a.innovation, conns_a, b.innovation, conns_b, conn_diff, *coefficients
     )
 
 
@@ -127,44 +129,48 @@ def speciate(
             population
         )
 
-    member = jnp.full(pop, -1, jnp.int32)
-    # 1. the living species, oldest first, each take their closest untaken genome
+    n_slots = species.alive.shape[0]
+    # 1. the living species, oldest first, each take their closest untaken genome; the
+    # distances to each new representative fill a row of `d` ([S, pop], inf where no species)
     order = jnp.argsort(jnp.where(species.alive, species.key, NONE), stable=True)
 
-    def represent(carry, s):
-        member, reps = carry
-        alive = species.alive[s]
-        rep = jax.tree.map(lambda x: x[s], species.representative)
-        d = jnp.where(member < 0, dist_to(rep), jnp.inf)
-        pick = jnp.argmin(d)
-        member = member.at[pick].set(jnp.where(alive, s, member[pick]))
-        new_rep = jax.tree.map(lambda x: x[pick], population)
-        reps = jax.tree.map(lambda r, n: r.at[s].set(jnp.where(alive, n, r[s])), reps, new_rep)
-        return (member, reps), None
+    def represent(carry):
+        k, member, reps, d = carry
+        s = order[k]
+        old = jax.tree.map(lambda x: x[s], species.representative)
+        pick = jnp.argmin(jnp.where(member < 0, dist_to(old), jnp.inf))
+        new = jax.tree.map(lambda x: x[pick], population)
+        reps = jax.tree.map(lambda r, n: r.at[s].set(n), reps, new)
+        return k + 1, member.at[pick].set(s), reps, d.at[s].set(dist_to(new))
 
-    (member, reps), _ = jax.lax.scan(represent, (member, species.representative), order)
-    is_rep = member >= 0
+    carry = (
+        jnp.zeros([], jnp.int32),
+        jnp.full(pop, -1, jnp.int32),
+        species.representative,
+        jnp.full((n_slots, pop), jnp.inf),
+    )
+    n_alive = jnp.sum(species.alive)
+    _, member, reps, d = jax.lax.while_loop(lambda c: c[0] < n_alive, represent, carry)
     # 2. the others join the closest compatible representative
-    d = jax.vmap(dist_to)(reps).T  # [pop, S]
-    d = jnp.where(species.alive[None], d, jnp.inf)
-    closest = jnp.argmin(d, axis=1)
-    fits = jnp.min(d, axis=1) < species.threshold
-    member = jnp.where(is_rep, member, jnp.where(fits, closest, -1))
+    closest, nearest = jnp.argmin(d, axis=0), jnp.min(d, axis=0)
+    member = jnp.where(member >= 0, member, jnp.where(nearest < species.threshold, closest, -1))
     alive, key, next_key = species.alive, species.key, species.next_key
     best, improved = species.best_fitness, species.last_improved
 
     # 3. new species, one representative at a time
     def new_species(carry):
-        member, reps, alive, key, next_key, best, improved = carry
+        member, reps, d, alive, key, next_key, best, improved = carry
         g = jnp.argmax(member < 0)
         s = jnp.argmax(~alive)
         rep = jax.tree.map(lambda x: x[g], population)
-        joins = (member < 0) & (dist_to(rep) < species.threshold)
+        row = dist_to(rep)
+        joins = (member < 0) & (row < species.threshold)
         member = jnp.where(joins, s, member).at[g].set(s)
         reps = jax.tree.map(lambda r, n: r.at[s].set(n), reps, rep)
         return (
             member,
             reps,
+            d.at[s].set(row),
             alive.at[s].set(True),
             key.at[s].set(next_key),
             next_key + 1,
@@ -173,16 +179,14 @@ def speciate(
         )
 
     def more(carry):
-        member, _, alive, *_ = carry
+        member, _, _, alive, *_ = carry
         return jnp.any(member < 0) & jnp.any(~alive)
 
-    member, reps, alive, key, next_key, best, improved = jax.lax.while_loop(
-        more, new_species, (member, reps, alive, key, next_key, best, improved)
+    member, reps, d, alive, key, next_key, best, improved = jax.lax.while_loop(
+        more, new_species, (member, reps, d, alive, key, next_key, best, improved)
     )
     # 4. out of slots: the closest living species
-    d = jax.vmap(dist_to)(reps).T
-    closest = jnp.argmin(jnp.where(alive[None], d, jnp.inf), axis=1)
-    member = jnp.where(member < 0, closest, member)
+    member = jnp.where(member < 0, jnp.argmin(d, axis=0), member)
     return dataclasses.replace(
         species,
         representative=reps,
