@@ -57,13 +57,13 @@ def distance(
     def conn_diff(slot):
         return jnp.abs(a.weight - b.weight[slot]) + (a.enabled != b.enabled[slot])
 
-    def nodes(g):  # the inputs lead the sorted ids: masked, they keep the order
-        return g.node_id, (g.node_id != NONE) & ~is_input(g, g.node_id)
-
-    coefficients = (disjoint_coefficient, weight_coefficient)
-    conns_a, conns_b = (g.innovation != NONE for g in (a, b))
-    return _part(*nodes(a), *nodes(b), node_diff, *coefficients) + _part(
-        a.innovation, conns_a, b.innovation, conns_b, conn_diff, *coefficients
+    # the inputs lead the sorted ids: masked out, they keep the order
+    nodes_a = (a.node_id != NONE) & ~is_input(a, a.node_id)
+    nodes_b = (b.node_id != NONE) & ~is_input(b, b.node_id)
+    conns_a, conns_b = a.innovation != NONE, b.innovation != NONE
+    c_d, c_w = disjoint_coefficient, weight_coefficient
+    return _part(a.node_id, nodes_a, b.node_id, nodes_b, node_diff, c_d, c_w) + _part(
+        a.innovation, conns_a, b.innovation, conns_b, conn_diff, c_d, c_w
     )
 
 
