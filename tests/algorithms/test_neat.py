@@ -1,5 +1,7 @@
 """NEAT (evolax.neat, evolax.algorithms.NEAT, evolax.policies.NEATNetwork) against neat-python
-2.0: networks, distances, offspring counts and, in `nox -s slow`, XOR over 20 seeds."""
+2.0: networks, exports, distances, offspring counts, mutation statistics, XOR over 20 seeds,
+and the trainer's scan with a checkpoint. The comparisons with neat-python and the compiled
+runs are in `nox -s slow`; the default suite checks the numbering, crossover and add node."""
 
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ def stack(genomes):
     return jax.tree.map(lambda *xs: jnp.stack(xs), *genomes)
 
 
+@pytest.mark.slow
 def test_feed_forward_networks_compute_what_neat_python_s_compute():
     cfg = config()
     cfg.genome_config.input_keys = [-(i + 1) for i in range(N_IN)]
@@ -66,6 +69,7 @@ def test_feed_forward_networks_compute_what_neat_python_s_compute():
         np.testing.assert_allclose(got[k], want, rtol=1e-4, atol=1e-5, err_msg=f"genome {k}")
 
 
+@pytest.mark.slow
 def test_exported_source_and_expressions_compute_what_neat_python_s_networks_compute(tmp_path):
     import sympy
 
@@ -92,6 +96,7 @@ def test_exported_source_and_expressions_compute_what_neat_python_s_networks_com
     assert plot_network(network, tmp_path / "network.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_the_distance_is_neat_python_s():
     cfg = config()
     cfg.genome_config.input_keys = [-(i + 1) for i in range(N_IN)]
@@ -124,6 +129,7 @@ def test_the_distance_is_neat_python_s():
         np.testing.assert_allclose(got[k], want, rtol=1e-5, err_msg=f"pair {k}")
 
 
+@pytest.mark.slow
 def test_offspring_counts_are_neat_python_s():
     from neat.reproduction import DefaultReproduction
 
@@ -212,6 +218,7 @@ def test_add_node_splits_a_connection_as_the_paper_says():
     assert np.all(innovation[6:] == NONE)
 
 
+@pytest.mark.slow
 def test_add_connection_never_closes_a_cycle_in_a_feed_forward_genome():
     from neat.graphs import creates_cycle
 
@@ -227,6 +234,7 @@ def test_add_connection_never_closes_a_cycle_in_a_feed_forward_genome():
                 assert not creates_cycle(existing, (int(s), int(t))) and (s, t) not in existing
 
 
+@pytest.mark.slow
 def test_neat_trains_xor_inside_the_jitted_scan_and_keeps_its_genomes_valid(tmp_path):
     trainer = evolax.Trainer(
         algorithm=NEAT(pop_size=40, max_species=8),

@@ -12,6 +12,7 @@ import pytest
 
 import evolax.algorithms as algorithms
 from evolax.algorithms import Algorithm
+from evolax.policies import NEATNetwork
 from evolax.qd import GridArchive, UnstructuredArchive
 from evolax.seeded import densify
 
@@ -37,6 +38,16 @@ REQUIRED = {
 
 POP = 8
 GENOME = {"w": jnp.full((4, 4), 0.5), "b": jnp.linspace(-1.0, 1.0, 4)}  # D = 20
+OWN_GENOME = {"NEAT": lambda: NEATNetwork(max_nodes=6, max_conns=8).init(None, (2,), (1,))}
+"""Algorithms that evolve their own genome type, and a start genome of it."""
+
+
+def floats(tree) -> np.ndarray:
+    """A genome's (or population's, leaf by leaf flattened) floating-point entries: what the
+    fitness and the checks read (a NEAT genome's integer ids are structure)."""
+    return np.concatenate(
+        [np.ravel(v) for v in jax.tree.leaves(tree) if jnp.issubdtype(v.dtype, jnp.floating)]
+    )
 
 
 def exported_algorithms() -> list[type[Algorithm]]:
@@ -56,12 +67,14 @@ def variants():
     """Each algorithm with its defaults, then with each boolean option flipped."""
     for cls in exported_algorithms():
         kwargs = {"pop_size": POP} | REQUIRED.get(cls.__name__, {})
-        yield pytest.param(cls, kwargs, id=cls.__name__)
+        # NEAT's own genomes: its variants (a compile each) in nox -s slow
+        own = [pytest.mark.slow] if cls.__name__ in OWN_GENOME else []
+        yield pytest.param(cls, kwargs, id=cls.__name__, marks=own)
         for name, parameter in inspect.signature(cls).parameters.items():
             if isinstance(parameter.default, bool):  # custom __init__s included
                 flipped = kwargs | {name: not parameter.default}
                 # held as seeds: the same update (test_seeded_es), in nox -s slow
-                marks = [pytest.mark.slow] if name == "seeded" else []
+                marks = [pytest.mark.slow] if name == "seeded" or own else []
                 yield pytest.param(cls, flipped, id=f"{cls.__name__}-{name}", marks=marks)
 
 
@@ -72,6 +85,7 @@ def test_every_exported_algorithm_is_covered():
 
 def sphere(population):
     leaves = jax.tree.leaves(densify(population))  # a population held as seeds: its members
+    leaves = [leaf for leaf in leaves if jnp.issubdtype(leaf.dtype, jnp.floating)]
     return -sum(jnp.sum(leaf.reshape(leaf.shape[0], -1) ** 2, axis=1) for leaf in leaves)
 
 
@@ -127,7 +141,13 @@ def test_fitness_rule(cls, kwargs, x64):
     with jax.enable_x64(x64):
         dtype = jnp.float64 if x64 else jnp.float32
         algo = cls(**kwargs)
-        x0 = jax.tree.map(lambda x: jnp.asarray(x, dtype), GENOME)
+        if cls.__name__ in OWN_GENOME:  # floats in the run's precision, integers kept
+            x0 = jax.tree.map(
+                lambda x: x.astype(dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x,
+                OWN_GENOME[cls.__name__](),
+            )
+        else:
+            x0 = jax.tree.map(lambda x: jnp.asarray(x, dtype), GENOME)
         key = jax.random.key(0)
         tell = jax.jit(chex.assert_max_traces(algo.tell, n=1))
         ask = jax.jit(algo.ask)  # one compilation, not one per operation
@@ -148,13 +168,16 @@ def test_fitness_rule(cls, kwargs, x64):
             assert int(metrics["nonfinite"]) == int(np.sum(~np.isfinite(values))), name
             assert float(metrics["skipped"]) == 0.0, name
             # the best-ever is never an individual whose fitness was not finite
-            best = np.concatenate([np.ravel(v) for v in jax.tree.leaves(algo.best(new))])
-            genome = np.concatenate([np.ravel(v) for v in jax.tree.leaves(new.best_genome)])
+            best, genome = floats(algo.best(new)), floats(new.best_genome)
             flat = np.concatenate(
-                [np.reshape(v, (algo.pop_size, -1)) for v in jax.tree.leaves(densify(population))],
+                [
+                    np.reshape(v, (algo.pop_size, -1))
+                    for v in jax.tree.leaves(densify(population))
+                    if jnp.issubdtype(v.dtype, jnp.floating)
+                ],
                 axis=1,
             )
-            previous = np.concatenate([np.ravel(v) for v in jax.tree.leaves(state.best_genome)])
+            previous = floats(state.best_genome)
             for row in flat[~np.isfinite(values)]:
                 if np.array_equal(row, previous):
                     continue  # an elite: the best-ever genome, evaluated again

@@ -58,7 +58,7 @@ def mutate_choice(
     """With probability ``rate``, an option drawn uniformly from ``n_options`` (neat-python's
     string attributes)."""
     k_r, k_new = jax.random.split(key)
-    new = jax.random.randint(k_new, value.shape, 0, jnp.maximum(n_options, 1))
+    new = jax.random.randint(k_new, value.shape, 0, jnp.maximum(n_options, 1), value.dtype)
     return jnp.where(jax.random.uniform(k_r, value.shape) < rate, new, value)
 
 
@@ -170,7 +170,9 @@ def pair_ranks(
     first = jnp.concatenate([jnp.ones(1, bool), (sa[1:] != sa[:-1]) | (sb[1:] != sb[:-1])])
     first = first & (sa != big)
     rank_sorted = jnp.cumsum(first) - 1
-    return jnp.zeros(a.shape[0], jnp.int32).at[order].set(rank_sorted), jnp.sum(first)
+    return jnp.zeros(a.shape[0], jnp.int32).at[order].set(rank_sorted), jnp.sum(
+        first, dtype=jnp.int32
+    )
 
 
 def apply_split(

@@ -66,8 +66,8 @@ def spawn_amounts(
     spawn = jnp.where(
         keep, jnp.maximum(min_species_size, jnp.round(spawn * norm).astype(jnp.int32)), 0
     )
-    n_keep = jnp.sum(keep)
-    diff = pop_size - jnp.sum(spawn)
+    n_keep = jnp.sum(keep, dtype=jnp.int32)
+    diff = (pop_size - jnp.sum(spawn)).astype(jnp.int32)
     # too few: the smallest first, one each in turn
     up = jnp.argsort(jnp.where(keep, spawn, jnp.iinfo(jnp.int32).max), stable=True)
     position = jnp.zeros_like(spawn).at[up].set(jnp.arange(spawn.shape[0]))

@@ -149,7 +149,7 @@ def speciate(
         species.representative,
         jnp.full((n_slots, pop), jnp.inf),
     )
-    n_alive = jnp.sum(species.alive)
+    n_alive = jnp.sum(species.alive, dtype=jnp.int32)
     _, member, reps, d = jax.lax.while_loop(lambda c: c[0] < n_alive, represent, carry)
     # 2. the others join the closest compatible representative
     closest, nearest = jnp.argmin(d, axis=0), jnp.min(d, axis=0)
