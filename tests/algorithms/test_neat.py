@@ -271,6 +271,12 @@ def test_neat_trains_xor_inside_the_jitted_scan_and_keeps_its_genomes_valid(tmp_
         np.testing.assert_array_equal(x, y)
 
 
+def test_other_algorithms_refuse_neat_genomes_in_one_line():
+    genome = NEATNetwork().init(None, (2,), (1,))
+    with pytest.raises(ValueError, match=r"^PGPE searches real vectors; a NEAT genome"):
+        evolax.algorithms.PGPE(pop_size=4).init(jax.random.key(0), genome)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("single", [False, True])
 def test_mutations_change_genome_sizes_as_neat_python_s_do(single):

@@ -32,6 +32,7 @@ from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import Shaping
+from evolax.neat.genome import Genome
 from evolax.seeded import Seeded, dense, is_low_rank, is_seeded, member, seeded_population
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import check_positive_int, population_size
@@ -111,6 +112,9 @@ class Algorithm(eqx.Module, Generic[S]):
     the population as ``ask`` does and ``_tell`` gets it as ``tell`` does, and a
     distribution's ``mean`` is a pytree like ``x0``. (At 1e8 parameters, joining the leaves
     into a flat vector costs seconds on a CPU.)"""
+    neat_genome: ClassVar[bool] = False
+    """Whether the algorithm evolves :class:`evolax.neat.Genome` genomes (nodes and
+    connections; others refuse them at ``init``)."""
     extra_inputs: ClassVar[tuple[str, ...]] = ()
     """The names of the extra keyword arguments ``tell`` needs besides the fitness, e.g.
     ``("descriptors",)`` for quality diversity; the trainer passes what is declared here."""
@@ -168,6 +172,11 @@ class Algorithm(eqx.Module, Generic[S]):
     def init(self, key: PRNGKey, x0: Params) -> S:
         """The initial state; ``x0`` fixes the genome's pytree structure and dtype (float32,
         or float64 genomes under ``jax_enable_x64``) and is the start point."""
+        if isinstance(x0, Genome) and not self.neat_genome:
+            raise ValueError(
+                f"{type(self).__name__} searches real vectors; a NEAT genome (the NEATNetwork "
+                "policy's: nodes and connections) is evolved by NEAT (algorithm.name=neat)"
+            )
         if self.pytree_genome:  # the maths reads the leaves as they are (integers too)
             x0 = jax.tree.map(jnp.asarray, x0)
         else:
