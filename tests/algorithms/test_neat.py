@@ -19,7 +19,7 @@ from evolax.neat.genome import NONE, conn_count, node_count
 from evolax.neat.mutation import apply_split, number_new_genes, propose_connection
 from evolax.neat.reproduction import spawn_amounts
 from evolax.neat.species import distance
-from evolax.policies import NEATNetwork
+from evolax.policies import CPPNGenome, HyperNEAT, NEATNetwork
 from evolax.tasks import XOR
 from helpers import state_leaves
 from neat_reference import (
@@ -269,6 +269,39 @@ def test_neat_trains_xor_inside_the_jitted_scan_and_keeps_its_genomes_valid(tmp_
     store.close()
     for x, y in zip(state_leaves(state), state_leaves(restored), strict=True):
         np.testing.assert_array_equal(x, y)
+
+
+def test_hyperneat_paints_what_its_cppn_outputs_through_the_expression_threshold():
+    """A CPPN whose output is ``x1`` (identity node, one connection): every weight from a node
+    at ``x`` is ``sign(x) (|x| - 0.2) / 0.8 * 3``, or none where ``|x| < 0.2``."""
+    policy = HyperNEAT(hidden_sizes=(4,), activation_options=("identity",))
+    genome = policy.init(None, (3,), (2,))
+    genome = genome.replace(weight=jnp.where(genome.innovation == 0, 1.0, 0.0))  # x1 -> out
+    weights = jax.jit(policy.prepare)(genome)
+
+    def painted(x):
+        return np.where(np.abs(x) < 0.2, 0.0, np.sign(x) * (np.abs(x) - 0.2) / 0.8 * 3.0)
+
+    inputs, hidden = np.linspace(-1, 1, 3), np.linspace(-1, 1, 4)
+    np.testing.assert_allclose(weights[0], np.repeat(painted(inputs)[:, None], 4, 1), atol=1e-6)
+    np.testing.assert_allclose(weights[1], np.repeat(painted(hidden)[:, None], 2, 1), atol=1e-6)
+    action, _ = policy.apply(weights, jnp.array([0.5, -1.0, 2.0]), policy.reset(None), None)
+    want = np.tanh(np.tanh(np.array([0.5, -1.0, 2.0]) @ weights[0]) @ weights[1])
+    np.testing.assert_allclose(action, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_neat_evolves_hyperneat_cppns_in_the_trainer():
+    trainer = evolax.Trainer(
+        algorithm=NEAT(pop_size=30, max_species=8, activation_mutate_rate=0.1),
+        policy=HyperNEAT(hidden_sizes=(4,), max_nodes=10, max_conns=20),
+        task=XOR(),
+        n_repeats=1,
+    )
+    state, metrics = jax.jit(trainer.run, static_argnums=1)(trainer.init(jax.random.key(0)), 20)
+    assert np.all(np.isfinite(np.asarray(metrics["fitness_max"])))
+    assert float(metrics["best_fitness"][-1]) > float(metrics["fitness_mean"][0])
+    assert isinstance(trainer.algorithm.best(state.algo_state), CPPNGenome)
 
 
 def test_other_algorithms_refuse_neat_genomes_in_one_line():

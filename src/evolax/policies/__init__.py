@@ -5,6 +5,7 @@ from evolax.policies.conv import ConvNet
 from evolax.policies.direct import Direct
 from evolax.policies.evojax import EvoJAXObservation, EvoJAXPolicy
 from evolax.policies.flax import FlaxPolicy
+from evolax.policies.hyperneat import CPPNGenome, HyperNEAT
 from evolax.policies.mlp import MLP
 from evolax.policies.neat import NEATNetwork
 from evolax.policies.seq2seq import Seq2Seq
@@ -19,6 +20,8 @@ __all__ = [
     "EvoJAXObservation",
     "EvoJAXPolicy",
     "FlaxPolicy",
+    "CPPNGenome",
+    "HyperNEAT",
     "NEATNetwork",
     "Policy",
     "Seq2Seq",
@@ -33,5 +36,6 @@ REGISTRY = {
     "seq2seq": Seq2Seq,
     "transformer": Transformer,
     "neat": NEATNetwork,
+    "hyperneat": HyperNEAT,
 }
 """Policies by the short name a configuration gives (``policy.name``)."""

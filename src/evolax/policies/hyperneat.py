@@ -1,0 +1,140 @@
+"""HyperNEAT: a substrate network whose weights a CPPN paints (Stanley, D'Ambrosio & Gauci,
+2009, "A Hypercube-Based Encoding for Evolving Large-Scale Neural Networks")."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+
+import chex
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from evolax.neat.genome import Genome, minimal_genome
+from evolax.neat.network import ACTIVATIONS, Network, decode, feed_forward
+from evolax.policies.base import EmptyState, Policy
+from evolax.types import PRNGKey
+from evolax.validation import check_positive, check_positive_int
+
+
+@chex.dataclass(frozen=True)
+class CPPNGenome(Genome):
+    """A NEAT genome (4 inputs ``x1, y1, x2, y2``, 1 output) with its substrate's input and
+    output node coordinates, ``f32[I, 2]`` and ``f32[O, 2]`` (NEAT never changes them)."""
+
+    input_coords: Float[Array, "I 2"]
+    output_coords: Float[Array, "O 2"]
+
+
+def layer_coordinates(size: int, y: float) -> Float[Array, "size 2"]:
+    """``size`` substrate nodes spread over ``x`` in ``[-1, 1]`` at height ``y``."""
+    x = jnp.linspace(-1.0, 1.0, size) if size > 1 else jnp.zeros(1)
+    return jnp.stack([x, jnp.full(size, y)], axis=1)
+
+
+class HyperNEAT(Policy):
+    """A layered substrate whose weight from node ``(x1, y1)`` to node ``(x2, y2)`` of the
+    next layer is a CPPN's output at ``(x1, y1, x2, y2)``; the genome is the CPPN, which
+    :class:`evolax.algorithms.NEAT` evolves (give it an ``activation_mutate_rate`` so the nodes'
+    functions vary).
+
+    The substrate: the inputs at height -1, ``hidden_sizes`` layers evenly between, the
+    outputs at height 1, each layer's nodes spread over ``x`` in ``[-1, 1]`` (the genome
+    carries the input and output coordinates: set others there). :meth:`prepare` paints the
+    weights once per evaluation: an output ``w`` (clipped to ``[-1, 1]``) with ``|w| <
+    weight_threshold`` makes no connection, any other ``sign(w) (|w| - weight_threshold) / (1 -
+    weight_threshold) * max_weight`` (the paper's expression threshold). Substrate nodes are
+    tanh units without biases; the outputs, tanh, are in ``[-1, 1]``. Observations are
+    flattened.
+
+    Args:
+        hidden_sizes: the substrate's hidden layers.
+        max_nodes, max_conns: the CPPN genome's capacity.
+        activation_options: the CPPN nodes' activations (the first for new nodes), names as
+            :class:`~evolax.policies.NEATNetwork`'s.
+        weight_threshold: in ``[0, 1)``.
+        max_weight: the largest substrate weight, positive.
+    """
+
+    hidden_sizes: tuple[int, ...] = eqx.field(static=True, default=(8,), converter=tuple)
+    max_nodes: int = eqx.field(static=True, default=24)
+    max_conns: int = eqx.field(static=True, default=64)
+    activation_options: tuple[str, ...] = eqx.field(
+        static=True, default=("tanh", "sin", "gauss", "abs", "identity"), converter=tuple
+    )
+    weight_threshold: float = 0.2
+    max_weight: float = 3.0
+
+    def __check_init__(self):
+        for i, size in enumerate(self.hidden_sizes):
+            check_positive_int(f"hidden_sizes[{i}]", size)
+        check_positive_int("max_nodes", self.max_nodes)
+        check_positive_int("max_conns", self.max_conns)
+        unknown = [name for name in self.activation_options if name not in ACTIVATIONS]
+        if not self.activation_options or unknown:
+            raise ValueError(
+                f"activation_options must be a non-empty list of names from "
+                f"{list(ACTIVATIONS)}, got {list(self.activation_options)}"
+            )
+        if isinstance(self.weight_threshold, int | float) and not 0 <= self.weight_threshold < 1:
+            raise ValueError(f"weight_threshold must be in [0, 1), got {self.weight_threshold}")
+        check_positive("max_weight", self.max_weight)
+
+    def init(
+        self, key: PRNGKey, obs_shape: tuple[int, ...], action_shape: tuple[int, ...]
+    ) -> CPPNGenome:
+        """The minimal CPPN (each of its 4 inputs joined to its output) and the substrate's
+        input and output coordinates."""
+        del key
+        cppn = minimal_genome(
+            4, 1, self.max_nodes, self.max_conns, n_activations=len(self.activation_options)
+        )
+        return CPPNGenome(
+            **{f.name: getattr(cppn, f.name) for f in dataclasses.fields(cppn)},
+            input_coords=layer_coordinates(math.prod(obs_shape), -1.0),
+            output_coords=layer_coordinates(math.prod(action_shape), 1.0),
+        )
+
+    def paint(
+        self, cppn: Network, source: Float[Array, "n 2"], target: Float[Array, "m 2"]
+    ) -> Float[Array, "n m"]:
+        """The weights from the nodes at ``source`` to those at ``target``."""
+        pairs = jnp.concatenate(
+            [jnp.repeat(source, target.shape[0], axis=0), jnp.tile(target, (source.shape[0], 1))],
+            axis=1,
+        )
+        values = jax.vmap(lambda q: feed_forward(cppn, q, self.activation_options, ("sum",)))(pairs)
+        w = jnp.clip(values[:, cppn.outputs[0]], -1.0, 1.0)
+        t = self.weight_threshold
+        scaled = jnp.sign(w) * (jnp.abs(w) - t) / (1.0 - t) * self.max_weight
+        return jnp.where(jnp.abs(w) < t, 0.0, scaled).reshape(source.shape[0], target.shape[0])
+
+    def prepare(self, params: CPPNGenome) -> list[Float[Array, "n m"]]:
+        """The substrate's weight matrices, layer to layer."""
+        cppn = decode(params)
+        depth = len(self.hidden_sizes) + 1
+        layers = [
+            params.input_coords,
+            *(
+                layer_coordinates(n, -1.0 + 2.0 * (k + 1) / depth)
+                for k, n in enumerate(self.hidden_sizes)
+            ),
+            params.output_coords,
+        ]
+        return [self.paint(cppn, a, b) for a, b in itertools.pairwise(layers)]
+
+    def apply(
+        self,
+        params: list[Float[Array, "n m"]],
+        obs: Float[Array, "..."],
+        state: EmptyState,
+        key: PRNGKey,
+    ) -> tuple[Float[Array, " O"], EmptyState]:
+        del key
+        x = jnp.ravel(obs)
+        for w in params:
+            x = jnp.tanh(x @ w)
+        return x, state
