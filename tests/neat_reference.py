@@ -80,7 +80,7 @@ def as_evolax(nodes, conns, n_in: int, n_out: int, max_nodes: int, max_conns: in
     )
 
 
-def as_neat_python(nodes, conns, n_in: int, n_out: int, cfg):
+def as_neat_python(nodes, conns, n_in: int, n_out: int):
     """The same genome as a neat-python ``DefaultGenome`` (inputs ``-1 .. -n_in``, outputs
     ``0 .. n_out - 1``, hidden nodes keep their ids)."""
     from neat.genes import DefaultConnectionGene, DefaultNodeGene
@@ -100,7 +100,6 @@ def as_neat_python(nodes, conns, n_in: int, n_out: int, cfg):
         gene = DefaultConnectionGene((key(a), key(b)), innovation=i)
         gene.weight, gene.enabled = w, e
         genome.connections[gene.key] = gene
-    del cfg
     return genome
 
 

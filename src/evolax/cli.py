@@ -465,22 +465,21 @@ def _render(args: argparse.Namespace) -> int:
     default = "episode.html" if hasattr(task, "render_html") else "episode.gif"
     out = args.out or args.run_dir / (default if task.max_steps > 1 else "predictions.png")
     params, stats = trainer.solution(state)
-    drew_network = False
-    if hasattr(trainer.policy, "export"):  # a NEAT network: its drawing and its genes
+    export = getattr(trainer.policy, "export", None)  # a NEAT network's
+    if export is not None:  # its drawing and its genes, beside the episode's file
         from evolax.render import plot_network
 
-        network = trainer.policy.export(params)
-        folder = Path(args.out).parent if args.out else args.run_dir
+        network = export(params)
+        folder = Path(out).parent
         (folder / "network.json").write_text(json.dumps(network, indent=1))
         print(f"wrote {plot_network(network, folder / 'network.png')} and network.json")
-        drew_network = True
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
     try:
         frames, episode_return = render_episode(
             trainer.policy, task, params, key, out, obs_stats=stats
         )
     except NotImplementedError as error:  # the task cannot draw itself: the user's choice
-        if drew_network:
+        if export is not None:
             print(f"no episode drawn: {error}")
             return 0
         raise ValueError(str(error)) from error

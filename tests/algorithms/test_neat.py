@@ -23,7 +23,6 @@ from evolax.policies import CPPNGenome, HyperNEAT, NEATNetwork
 from evolax.tasks import XOR
 from helpers import state_leaves
 from neat_reference import (
-    XOR_INPUTS,
     as_evolax,
     as_neat_python,
     config,
@@ -64,7 +63,7 @@ def test_feed_forward_networks_compute_what_neat_python_s_compute():
 
     got = np.asarray(jax.vmap(outputs)(ours))
     for k, (nodes, conns) in enumerate(genomes):
-        net = neat.nn.FeedForwardNetwork.create(as_neat_python(nodes, conns, N_IN, N_OUT, cfg), cfg)
+        net = neat.nn.FeedForwardNetwork.create(as_neat_python(nodes, conns, N_IN, N_OUT), cfg)
         want = np.array([net.activate(list(row)) for row in x.astype(float)])
         np.testing.assert_allclose(got[k], want, rtol=1e-4, atol=1e-5, err_msg=f"genome {k}")
 
@@ -84,7 +83,7 @@ def test_exported_source_and_expressions_compute_what_neat_python_s_networks_com
     for k, (nodes, conns) in enumerate(random_pairs(15, seed=8)):
         network = policy.export(as_evolax(nodes, conns, N_IN, N_OUT, MAX_NODES, MAX_CONNS))
         reference = neat.nn.FeedForwardNetwork.create(
-            as_neat_python(nodes, conns, N_IN, N_OUT, cfg), cfg
+            as_neat_python(nodes, conns, N_IN, N_OUT), cfg
         )
         want = np.array([reference.activate(list(row)) for row in x])
         scope: dict = {}
@@ -124,7 +123,7 @@ def test_the_distance_is_neat_python_s():
     b = stack([as_evolax(*p[1], N_IN, N_OUT, MAX_NODES, MAX_CONNS) for p in pairs])
     got = np.asarray(d(a, b))
     for k, (p, q) in enumerate(pairs):
-        ga, gb = (as_neat_python(*g, N_IN, N_OUT, cfg) for g in (p, q))
+        ga, gb = (as_neat_python(*g, N_IN, N_OUT) for g in (p, q))
         want = ga.distance(gb, cfg.genome_config)
         np.testing.assert_allclose(got[k], want, rtol=1e-5, err_msg=f"pair {k}")
 
@@ -389,6 +388,3 @@ def test_xor_takes_as_many_generations_as_neat_python_over_20_seeds():
         ours_mean = np.mean([s[k] for s in ours_size])
         theirs_mean = np.mean([s[k] for g, s in theirs if g is not None])
         assert 1 / 1.5 <= ours_mean / theirs_mean <= 1.5, (k, ours_mean, theirs_mean)
-
-
-_ = XOR_INPUTS

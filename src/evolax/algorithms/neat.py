@@ -289,17 +289,16 @@ class NEAT(PopulationAlgorithm[NEATState]):
         high = jnp.max(jnp.where(kept_member, fitness, -jnp.inf))
         spread = jnp.maximum(1.0, high - low)
         sizes = jax.ops.segment_sum(jnp.ones(self.pop_size, jnp.int32), member, slots)
-        mean = jax.ops.segment_sum(fitness, member, slots) / jnp.maximum(sizes, 1)
+        mean = species_fitness(fitness, member, slots, "mean")  # a kept species has members
         adjusted = jnp.where(keep, (mean - low) / spread, 0.0)
         smallest = max(self.min_species_size, self.elitism)
         spawn = spawn_amounts(adjusted, sizes, keep, self.pop_size, smallest)
 
         # each offspring slot's species, rank in it, and parents
         ends = jnp.cumsum(spawn)
-        slot = jnp.arange(self.pop_size)
-        s = jnp.searchsorted(ends, slot, side="right").clip(0, slots - 1)
-        rank = slot - (ends[s] - spawn[s])
-        index = jnp.arange(self.pop_size)
+        index = jnp.arange(self.pop_size)  # offspring slots; members (ties: later first)
+        s = jnp.searchsorted(ends, index, side="right").clip(0, slots - 1)
+        rank = index - (ends[s] - spawn[s])
         order = jnp.lexsort((-index, -fitness, member))  # by species, best first
         start = jnp.searchsorted(member[order], s)
         size = sizes[s]
@@ -316,14 +315,9 @@ class NEAT(PopulationAlgorithm[NEATState]):
         def take(i):
             return jax.tree.map(lambda x: x[i], population)
 
-        children = jax.vmap(crossover)(
-            jax.random.split(k_cross, self.pop_size), take(fitter), take(other)
-        )
-        children = jax.tree.map(
-            lambda c, e: jnp.where(elite.reshape((-1,) + (1,) * (c.ndim - 1)), e, c),
-            children,
-            take(fitter),
-        )
+        first = take(fitter)
+        children = jax.vmap(crossover)(jax.random.split(k_cross, self.pop_size), first, take(other))
+        children = _where(elite, first, children)
         children, next_node, next_innovation = self._mutate(
             jax.random.split(k_mutate, 6),
             children,
@@ -402,14 +396,9 @@ class NEAT(PopulationAlgorithm[NEATState]):
         _, _, innovation, next_node, next_innovation = number_new_genes(
             no, none, connect, source, target, next_node, next_innovation
         )
+        weight = self._attribute("weight")
         children = jax.vmap(apply_connection, in_axes=(0, 0, 0, 0, 0, 0, None))(
-            jax.random.split(k_weight, n),
-            children,
-            connect,
-            source,
-            target,
-            innovation,
-            self._attribute("weight"),
+            jax.random.split(k_weight, n), children, connect, source, target, innovation, weight
         )
         if self.structural_mutation_surer:
             children = jax.vmap(enable_connection)(children, exists, source, target)
@@ -419,7 +408,7 @@ class NEAT(PopulationAlgorithm[NEATState]):
         mutated = jax.vmap(mutate_attributes, in_axes=(0, 0, None, None, None, None, None, None))(
             jax.random.split(k_attr, n),
             children,
-            self._attribute("weight"),
+            weight,
             self._attribute("bias"),
             self._attribute("response"),
             self.enabled_mutate_rate,

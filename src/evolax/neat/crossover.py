@@ -7,7 +7,7 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
-from evolax.neat.genome import NONE, Genome
+from evolax.neat.genome import NONE, Genome, conn_slot, node_slot
 from evolax.types import PRNGKey
 
 
@@ -20,14 +20,14 @@ def crossover(key: PRNGKey, fitter: Genome, other: Genome) -> Genome:
     connection disabled in either parent is disabled in the child with probability 3/4.
     """
     k_conn, k_disable, k_node = jax.random.split(key, 3)
-    slot = jnp.searchsorted(other.innovation, fitter.innovation).clip(0, fitter.max_conns - 1)
+    slot = conn_slot(other, fitter.innovation)
     match = (fitter.innovation != NONE) & (other.innovation[slot] == fitter.innovation)
     pick = jax.random.bernoulli(k_conn, 0.5, (2, fitter.max_conns)) & match[None]
     either_disabled = match & ~(fitter.enabled & other.enabled[slot])
     disable = either_disabled & jax.random.bernoulli(k_disable, 0.75, (fitter.max_conns,))
     enabled = jnp.where(pick[1], other.enabled[slot], fitter.enabled) & ~disable
 
-    node = jnp.searchsorted(other.node_id, fitter.node_id).clip(0, fitter.max_nodes - 1)
+    node = node_slot(other, fitter.node_id)
     same = (fitter.node_id != NONE) & (other.node_id[node] == fitter.node_id)
     take = jax.random.bernoulli(k_node, 0.5, (4, fitter.max_nodes)) & same[None]
     return dataclasses.replace(

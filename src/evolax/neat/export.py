@@ -113,7 +113,7 @@ def to_python(network: dict[str, Any], name: str = "network") -> str:
         terms = [
             f"{c['weight']!r} * v[{c['in']}]"
             for c in network["connections"]
-            if c["enabled"] and c["out"] == n and c["in"] in needed | set(network["inputs"])
+            if c["enabled"] and c["out"] == n and c["in"] in needed
         ]
         node = nodes[n]
         lines.append(f"    terms = [{', '.join(terms)}]")

@@ -117,20 +117,9 @@ NODE_FIELDS = ("node_id", "bias", "response", "activation", "aggregation")
 CONN_FIELDS = ("conn_in", "conn_out", "weight", "enabled", "innovation")
 
 
-def sort_genes(genome: Genome) -> Genome:
-    """The genome with nodes sorted by id and connections by innovation (empty slots last)."""
-    nodes = jnp.argsort(genome.node_id, stable=True)
-    conns = jnp.argsort(genome.innovation, stable=True)
-    return dataclasses.replace(
-        genome,
-        **{f: getattr(genome, f)[nodes] for f in NODE_FIELDS},
-        **{f: getattr(genome, f)[conns] for f in CONN_FIELDS},
-    )
-
-
 def compact_genes(genome: Genome) -> Genome:
     """The genome with emptied slots moved to the end, the others kept in order (sorted
-    genes stay sorted; cheaper than :func:`sort_genes` after deletions)."""
+    genes stay sorted: cheaper than sorting again after deletions)."""
 
     def positions(ids):
         keep = ids != NONE
@@ -155,18 +144,9 @@ def node_slot(genome: Genome, ids: Int[Array, "..."]) -> Int[Array, "..."]:
     return jnp.searchsorted(genome.node_id, ids).clip(0, genome.max_nodes - 1)
 
 
-def has_node(genome: Genome, ids: Int[Array, "..."]) -> Bool[Array, "..."]:
-    return (genome.node_id[node_slot(genome, ids)] == ids) & (ids != NONE)
-
-
 def conn_slot(genome: Genome, innovations: Int[Array, "..."]) -> Int[Array, "..."]:
+    """The slots of the connections ``innovations`` (where present)."""
     return jnp.searchsorted(genome.innovation, innovations).clip(0, genome.max_conns - 1)
-
-
-def has_conn(genome: Genome, innovations: Int[Array, "..."]) -> Bool[Array, "..."]:
-    """Whether the genome holds the connections of these innovation numbers."""
-    found = genome.innovation[conn_slot(genome, innovations)] == innovations
-    return found & (innovations != NONE)
 
 
 def is_input(genome: Genome, ids: Int[Array, "..."]) -> Bool[Array, "..."]:

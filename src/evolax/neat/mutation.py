@@ -14,7 +14,15 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
-from evolax.neat.genome import NONE, Genome, compact_genes, is_input, is_output, reaches
+from evolax.neat.genome import (
+    NONE,
+    Genome,
+    compact_genes,
+    conn_slot,
+    is_input,
+    is_output,
+    reaches,
+)
 from evolax.types import PRNGKey
 
 
@@ -175,6 +183,16 @@ def pair_ranks(
     )
 
 
+def _put(genome: Genome, index, do: Bool[Array, ""], **values) -> dict[str, Array]:
+    """Each named field of ``genome`` with ``values`` written at ``index`` where ``do``."""
+    return {
+        field: getattr(genome, field)
+        .at[index]
+        .set(jnp.where(do, value, getattr(genome, field)[index]))
+        for field, value in values.items()
+    }
+
+
 def apply_split(
     genome: Genome,
     do: Bool[Array, ""],
@@ -187,36 +205,25 @@ def apply_split(
     old weight), innovations ``base`` and ``base + 1``. New ids and innovations are larger
     than the genome's (:func:`number_new_genes` draws them from the counters), so the genes
     stay sorted."""
-    slot = jnp.searchsorted(genome.innovation, split_innovation).clip(0, genome.max_conns - 1)
+    slot = conn_slot(genome, split_innovation)
     a, b, w = genome.conn_in[slot], genome.conn_out[slot], genome.weight[slot]
-    free_node = jnp.argmax(genome.node_id == NONE)
-    free = (jnp.sum(genome.innovation != NONE) + jnp.arange(2)).clip(0, genome.max_conns - 1)
-    g = dataclasses.replace(
-        genome,
-        enabled=genome.enabled.at[slot].set(jnp.where(do, False, genome.enabled[slot])),
-        node_id=genome.node_id.at[free_node].set(jnp.where(do, node_id, genome.node_id[free_node])),
-        bias=genome.bias.at[free_node].set(jnp.where(do, 0.0, genome.bias[free_node])),
-        response=genome.response.at[free_node].set(jnp.where(do, 1.0, genome.response[free_node])),
-        activation=genome.activation.at[free_node].set(
-            jnp.where(do, 0, genome.activation[free_node])
-        ),
-        aggregation=genome.aggregation.at[free_node].set(
-            jnp.where(do, 0, genome.aggregation[free_node])
-        ),
-    )
-    g = dataclasses.replace(
+    node = jnp.argmax(genome.node_id == NONE)  # the first free slots
+    conns = (jnp.sum(genome.innovation != NONE) + jnp.arange(2)).clip(0, genome.max_conns - 1)
+    g = dataclasses.replace(genome, **_put(genome, slot, do, enabled=False))
+    return dataclasses.replace(
         g,
-        conn_in=g.conn_in.at[free].set(jnp.where(do, jnp.stack([a, node_id]), g.conn_in[free])),
-        conn_out=g.conn_out.at[free].set(jnp.where(do, jnp.stack([node_id, b]), g.conn_out[free])),
-        weight=g.weight.at[free].set(
-            jnp.where(do, jnp.stack([jnp.ones_like(w), w]), g.weight[free])
-        ),
-        enabled=g.enabled.at[free].set(jnp.where(do, True, g.enabled[free])),
-        innovation=g.innovation.at[free].set(
-            jnp.where(do, jnp.stack([base, base + 1]), g.innovation[free])
+        **_put(g, node, do, node_id=node_id, bias=0.0, response=1.0, activation=0, aggregation=0),
+        **_put(
+            g,
+            conns,
+            do,
+            conn_in=jnp.stack([a, node_id]),
+            conn_out=jnp.stack([node_id, b]),
+            weight=jnp.stack([jnp.ones_like(w), w]),
+            enabled=True,
+            innovation=jnp.stack([base, base + 1]),
         ),
     )
-    return g  # the new numbers are the largest: the first empty slots keep the order
 
 
 def apply_connection(
@@ -230,20 +237,18 @@ def apply_connection(
 ) -> Genome:
     """Add connection ``source -> target`` (enabled, a new weight) as ``innovation``."""
     free = jnp.argmax(genome.innovation == NONE)
-
-    def put(field, value):
-        column = getattr(genome, field)
-        return column.at[free].set(jnp.where(do, value, column[free]))
-
-    g = dataclasses.replace(
+    new = _put(
         genome,
-        conn_in=put("conn_in", source),
-        conn_out=put("conn_out", target),
-        weight=put("weight", weight.new(key, ())),
-        enabled=put("enabled", True),
-        innovation=put("innovation", innovation),
+        free,
+        do,
+        conn_in=source,
+        conn_out=target,
+        weight=weight.new(key, ()),
+        enabled=True,
+        innovation=innovation,
     )
-    return g  # the new numbers are the largest: the first empty slots keep the order
+    # the new number is the largest: the first empty slot keeps the order
+    return dataclasses.replace(genome, **new)
 
 
 def delete_node(key: PRNGKey, genome: Genome, want: Bool[Array, ""]) -> Genome:

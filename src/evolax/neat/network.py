@@ -31,6 +31,16 @@ AGGREGATIONS = ("sum", "product", "max", "min", "maxabs", "mean")
 """The aggregations a node may use (over its enabled incoming ``w_i x_i``; none: 0)."""
 
 
+def check_options(name: str, options: tuple[str, ...], known) -> None:
+    """Raise unless ``options`` (a policy's ``name`` field) is a non-empty list of ``known``
+    names (:data:`ACTIVATIONS`, :data:`AGGREGATIONS`)."""
+    unknown = [option for option in options if option not in known]
+    if not options or unknown:
+        raise ValueError(
+            f"{name} must be a non-empty list of names from {list(known)}, got {list(options)}"
+        )
+
+
 @chex.dataclass(frozen=True)
 class Network:
     """A genome decoded for evaluation: ``N`` node slots.

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from evolax.neat.genome import Genome, minimal_genome
-from evolax.neat.network import ACTIVATIONS, Network, decode, feed_forward
+from evolax.neat.network import ACTIVATIONS, Network, check_options, decode, feed_forward
 from evolax.policies.base import EmptyState, Policy
 from evolax.types import PRNGKey
 from evolax.validation import check_positive, check_positive_int
@@ -73,12 +73,7 @@ class HyperNEAT(Policy):
             check_positive_int(f"hidden_sizes[{i}]", size)
         check_positive_int("max_nodes", self.max_nodes)
         check_positive_int("max_conns", self.max_conns)
-        unknown = [name for name in self.activation_options if name not in ACTIVATIONS]
-        if not self.activation_options or unknown:
-            raise ValueError(
-                f"activation_options must be a non-empty list of names from "
-                f"{list(ACTIVATIONS)}, got {list(self.activation_options)}"
-            )
+        check_options("activation_options", self.activation_options, ACTIVATIONS)
         if isinstance(self.weight_threshold, int | float) and not 0 <= self.weight_threshold < 1:
             raise ValueError(f"weight_threshold must be in [0, 1), got {self.weight_threshold}")
         check_positive("max_weight", self.max_weight)

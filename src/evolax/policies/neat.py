@@ -15,6 +15,7 @@ from evolax.neat.network import (
     ACTIVATIONS,
     AGGREGATIONS,
     Network,
+    check_options,
     decode,
     feed_forward,
     recurrent_step,
@@ -65,16 +66,8 @@ class NEATNetwork(Policy):
         check_positive_int("max_nodes", self.max_nodes)
         check_positive_int("max_conns", self.max_conns)
         check_positive_int("activation_steps", self.activation_steps)
-        for field, options, known in (
-            ("activation_options", self.activation_options, tuple(ACTIVATIONS)),
-            ("aggregation_options", self.aggregation_options, AGGREGATIONS),
-        ):
-            unknown = [name for name in options if name not in known]
-            if not options or unknown:
-                raise ValueError(
-                    f"{field} must be a non-empty list of names from {list(known)}, got "
-                    f"{list(options)}"
-                )
+        check_options("activation_options", self.activation_options, ACTIVATIONS)
+        check_options("aggregation_options", self.aggregation_options, AGGREGATIONS)
         if self.initial_connection not in ("full", "none"):
             raise ValueError(
                 f"initial_connection must be 'full' or 'none', got {self.initial_connection!r}"
