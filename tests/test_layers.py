@@ -33,6 +33,7 @@ LAYERS: list[list[str]] = [
         "evolax.schema",
         "evolax.seeded",
         "evolax.neat",
+        "evolax.host",
     ],
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],
     ["evolax.rollout", "evolax.render", "evolax.coco"],

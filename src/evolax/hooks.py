@@ -10,6 +10,7 @@ standard hooks log the generations (:class:`LogGenerations`), test the best solu
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -22,7 +23,7 @@ from evolax.checkpoint import CheckpointStore, flatten_state, unflatten_state
 from evolax.layout import Layout
 from evolax.logging import Sink
 from evolax.sharding import to_host
-from evolax.trainer import Trainer, TrainState
+from evolax.trainer import Trainer, TrainState, each_seed
 from evolax.validation import check_positive_int
 
 TRAIN_STREAM, TEST_STREAM = 0, 1
@@ -148,7 +149,11 @@ class TestBest(Hook):
                 return trainer.test(state, key, n)
 
             batched = run.seeds is not None
-            self._test = (trainer, eqx.filter_jit(jax.vmap(test_one) if batched else test_one))
+            if trainer.task.on_host:  # eager, each seed in turn
+                each = functools.partial(_each_test, test_one, batched=batched)
+                self._test = (trainer, each)
+            else:
+                self._test = (trainer, eqx.filter_jit(jax.vmap(test_one) if batched else test_one))
         seeds = [run.first_seed] if run.seeds is None else run.seeds
         keys = jnp.stack([held_out_key(s, run.generation) for s in seeds])
         scores = to_host(self._test[1](run.state, keys[0] if run.seeds is None else keys))
@@ -254,3 +259,10 @@ __all__ = [
     "held_out_key",
     "standard_hooks",
 ]
+
+
+def _each_test(test_one, state: TrainState, keys: jax.Array, batched: bool) -> jax.Array:
+    """A host task's tests: ``test_one`` of each seed's state and key in turn."""
+    if not batched:
+        return test_one(state, keys)
+    return each_seed(lambda pair: test_one(*pair), (state, keys), batched)

@@ -42,7 +42,7 @@ from evolax.logging import (
 )
 from evolax.qd import GridArchive
 from evolax.sharding import broadcast_from_first_process, to_host
-from evolax.trainer import Trainer, TrainState
+from evolax.trainer import Trainer, TrainState, each_seed
 from evolax.validation import check_positive_int
 
 METRICS, SUMMARY, CONFIG = "metrics.jsonl", "summary.json", "config.json"
@@ -121,13 +121,15 @@ def initial_states(trainer: Trainer, seeds: int | Sequence[int]) -> TrainState:
 
 class _Chunks:
     """Ahead-of-time compiled ``Trainer.run`` per chunk length (``vmap``-ped over a leading
-    seed axis when ``batched``), with compile and run times.
+    seed axis when ``batched``), with compile and run times; on a host task, ``run`` called
+    eagerly for each seed in turn (its compilation counts as running).
 
     The trainer's arrays (a task's dataset, say) are passed as arguments, not baked into the
     program as constants.
     """
 
     def __init__(self, trainer: Trainer, batched: bool = False):
+        self._trainer, self._batched = trainer, batched
         self._arrays, static = eqx.partition(trainer, eqx.is_array)
 
         def run(arrays, state, n):
@@ -139,6 +141,10 @@ class _Chunks:
 
     def __call__(self, state: TrainState, n: int) -> tuple[TrainState, dict, float, float]:
         start = time.perf_counter()
+        if self._trainer.task.on_host:  # eager steps, the seeds one after another
+            run = functools.partial(self._trainer.run, n_generations=n)
+            state, history = jax.block_until_ready(each_seed(run, state, self._batched))
+            return state, to_host(history), 0.0, time.perf_counter() - start
         if n not in self._compiled:
             self._compiled[n] = self._run.lower(self._arrays, state, n).compile()
         compiled = time.perf_counter()

@@ -234,6 +234,11 @@ def coerce(value: Any, annotation: Any, registries: Registries, where: str) -> A
             item = args[0] if args else Any
             items = [coerce(v, item, registries, f"{where}[{i}]") for i, v in enumerate(value)]
         return tuple(items) if (origin or annotation) is tuple else items
+    if origin is dict or annotation is dict:  # keyword arguments: a mapping of plain values
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            raise _fail(where, annotation, value)
+        item = args[1] if args else Any
+        return {k: coerce(v, item, registries, f"{where}.{k}") for k, v in value.items()}
     if _is_array(annotation) and isinstance(value, list | tuple | int | float):
         array = np.asarray(value)  # nested lists of numbers; numpy: no backend started yet
         if array.dtype.kind not in "biuf" or not np.all(np.isfinite(array)):
@@ -366,9 +371,9 @@ def reachable(annotation: Any, registries: Registries) -> bool:
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
         return any(reachable(a, registries) for a in args if a is not type(None))
-    if origin in (tuple, list):
+    if origin in (tuple, list, dict):
         return all(reachable(a, registries) for a in args if a is not Ellipsis)
-    if annotation in (bool, int, float, str, tuple, list) or origin is typing.Literal:
+    if annotation in (bool, int, float, str, tuple, list, dict) or origin is typing.Literal:
         return True
     if annotation is Any or isinstance(annotation, str | typing.TypeVar) or _is_array(annotation):
         return True  # a plain value, or a component by import path

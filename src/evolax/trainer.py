@@ -163,6 +163,8 @@ class Trainer(eqx.Module):
     def _meshes(self) -> list[Mesh | None]:
         """The meshes the layout is chosen among: ``mesh``, or for ``"auto"`` the default
         mesh (if there is one) and no mesh."""
+        if self.task.on_host:  # stepped on the host: one device computes the actions
+            return [None]
         if self.mesh != "auto":
             return [cast(Mesh | None, self.mesh)]
         mesh = default_mesh(self.algorithm.pop_size, self.n_repeats, self._group)
@@ -218,6 +220,8 @@ class Trainer(eqx.Module):
         a group's individuals then share each evaluation)."""
         check_positive_int("seeds", seeds)
         pop_size = self.algorithm.pop_size
+        if self.task.on_host:  # evaluate_host batches the whole population itself
+            return None, Choice(Layout(1, pop_size), math.nan, 0.0, (), "host")
         options, meshes = [], {}
         for mesh in self._meshes():
             devices = 1 if mesh is None else mesh.shape[POP_AXIS]
@@ -422,14 +426,27 @@ class Trainer(eqx.Module):
             mesh, _ = self.layout_choice(population, key, stats, centre=x0)
         return _place(state, mesh)
 
-    def step(self, state: TrainState) -> tuple[TrainState, Metrics]:
-        """One generation. Returns the new state and ``f32[]`` metrics of this generation."""
+    def _ask(self, state: TrainState) -> tuple[Any, Any, tuple[PRNGKey, PRNGKey, PRNGKey]]:
+        """The generation's population, the algorithm's state after ``ask``, and the keys of
+        the next state, the evaluation and ``tell``."""
         # the first three keys are those of a 3-way split: adding tell's kept every stream
         key, ask_key, eval_key, tell_key = jax.random.split(state.key, 4)
         population, algo_state = self.algorithm.ask(ask_key, state.algo_state)
-        obs_stats = state.obs_stats if self.normalize_obs else None
-        mesh, layout = self.layout(population, eval_key, obs_stats)  # measured once, then cached
-        fitness, info = self._evaluate(population, eval_key, obs_stats, (mesh, layout))
+        return population, algo_state, (key, eval_key, tell_key)
+
+    def _tell(
+        self,
+        state: TrainState,
+        population: Any,
+        algo_state: Any,
+        keys: tuple[PRNGKey, PRNGKey, PRNGKey],
+        fitness: jax.Array,
+        info: EvalInfo,
+        mesh: Mesh | None,
+        layout: Layout,
+    ) -> tuple[TrainState, Metrics]:
+        """The generation's end: ``tell``, the next state and the metrics."""
+        key, _, tell_key = keys
         if mesh is not None and has_shared(population):
             # held as seeds: every device redraws the whole update from the gathered fitness
             # (f32[pop]), rather than summing its own members' share of a D-sized gradient
@@ -471,9 +488,35 @@ class Trainer(eqx.Module):
         }
         return new_state, metrics
 
+    def step(self, state: TrainState) -> tuple[TrainState, Metrics]:
+        """One generation. Returns the new state and ``f32[]`` metrics of this generation.
+
+        On a host task (``task.on_host``) it runs eagerly: ``ask`` and ``tell`` compiled,
+        the episodes stepped in worker processes between them; it cannot be traced.
+        """
+        obs_stats = state.obs_stats if self.normalize_obs else None
+        if self.task.on_host:
+            population, algo_state, keys = _host_ask(self, state)
+            fitness, info = evaluate(
+                self.policy, self.task, population, keys[1], self.n_repeats, obs_stats
+            )
+            layout = Layout(1, self.algorithm.pop_size)
+            return _host_tell(self, state, population, algo_state, keys, fitness, info, layout)
+        population, algo_state, keys = self._ask(state)
+        mesh, layout = self.layout(population, keys[1], obs_stats)  # measured once, then cached
+        fitness, info = self._evaluate(population, keys[1], obs_stats, (mesh, layout))
+        return self._tell(state, population, algo_state, keys, fitness, info, mesh, layout)
+
     def run(self, state: TrainState, n_generations: int) -> tuple[TrainState, Metrics]:
-        """``n_generations`` steps in one ``lax.scan``; metrics gain a leading generation axis."""
+        """``n_generations`` steps in one ``lax.scan`` (on a host task, a loop of eager steps);
+        metrics gain a leading generation axis."""
         check_positive_int("n_generations", n_generations)
+        if self.task.on_host:  # a Python loop: the episodes are stepped on the host
+            history = []
+            for _ in range(n_generations):
+                state, metrics = self.step(state)
+                history.append(metrics)
+            return state, jax.tree.map(lambda *m: jax.device_put(np.stack(m)), *history)
         state, metrics = jax.lax.scan(lambda s, _: self.step(s), state, None, length=n_generations)
         # the loop may carry parts split over the devices (a population algorithm's
         # population): the state returns placed as it came, so a jitted run compiles once
@@ -522,3 +565,25 @@ class Trainer(eqx.Module):
         """The genome to deploy and the observation statistics it needs (``None`` if unused)."""
         stats = state.obs_stats if self.normalize_obs else None
         return self.algorithm.best(state.algo_state), stats
+
+
+@eqx.filter_jit
+def _host_ask(trainer: Trainer, state: TrainState):
+    """:meth:`Trainer._ask`, compiled, for a host task's eager step."""
+    return trainer._ask(state)
+
+
+@eqx.filter_jit
+def _host_tell(trainer: Trainer, state, population, algo_state, keys, fitness, info, layout):
+    """:meth:`Trainer._tell`, compiled, for a host task's eager step."""
+    return trainer._tell(state, population, algo_state, keys, fitness, info, None, layout)
+
+
+def each_seed(fn, state: Any, batched: bool) -> Any:
+    """``fn(state)``, or for a ``batched`` state (a leading seed axis) ``fn`` of each seed's
+    state one after another, the results stacked: ``vmap`` for a host task's eager steps."""
+    if not batched:
+        return fn(state)
+    n_seeds = jax.tree.leaves(state)[0].shape[0]
+    results = [fn(jax.tree.map(lambda x, i=i: x[i], state)) for i in range(n_seeds)]
+    return jax.tree.map(lambda *r: jnp.stack(r), *results)

@@ -4,6 +4,8 @@
   (:func:`transition`, which :mod:`evolax.render` scans too) and the loop over a batch.
 - :mod:`~evolax.rollout.teams`: multi-agent assignment of individuals to environments.
 - :mod:`~evolax.rollout.wrappers`: task wrappers (observation normalisation, descriptors).
+- :mod:`~evolax.rollout.host`: the episodes of a host task (gymnasium), stepped in worker
+  processes while the device computes actions.
 - :mod:`~evolax.rollout.evaluate`: :func:`evaluate`, which composes them, and
   :func:`in_chunks` (the population evaluated in groups).
 

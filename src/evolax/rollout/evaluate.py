@@ -12,15 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float, Int, PyTree
+from jaxtyping import Array, PyTree
 
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.rollout.episode import episode_keys, initial_states, run_episodes
+from evolax.rollout.host import evaluate_host
+from evolax.rollout.info import EvalInfo
 from evolax.rollout.teams import agents_per_unit, as_teams, from_teams
 from evolax.rollout.wrappers import (
     DescribedState,
@@ -33,27 +34,6 @@ from evolax.seeded import map_batched, materialize, per_part
 from evolax.tasks.base import Task
 from evolax.types import Fitness, Population, PRNGKey
 from evolax.validation import check_positive_int, population_size
-
-
-@chex.dataclass(frozen=True)
-class EvalInfo:
-    """What :func:`evaluate` measured besides fitness.
-
-    Attributes:
-        returns: total reward of each episode, ``f32[pop, n_repeats]`` (``f32[pop, n_repeats,
-            *task.reward_shape]`` for a vector reward).
-        lengths: steps of each episode until ``done``, ``i32[pop, n_repeats]``.
-        obs_stats: the observation statistics updated with this rollout's observations
-            (``None`` when no statistics were passed in).
-        descriptors: each individual's behaviour descriptor (``Task.descriptor`` of the
-            state where each episode ended, averaged over repeats), ``f32[pop, n_desc]``;
-            ``None`` unless asked for.
-    """
-
-    returns: Float[Array, "pop repeats"]
-    lengths: Int[Array, "pop repeats"]
-    obs_stats: ObsStats | None = None
-    descriptors: Float[Array, "pop desc"] | None = None
 
 
 def in_chunks(fn: Callable[[Population], PyTree], population: Population, chunk: int) -> PyTree:
@@ -164,10 +144,21 @@ def evaluate(
             equal to an evaluation on one device. Without it, each device holds a slice of the
             population (its results are those of its slice).
 
+    A task with ``on_host`` (:class:`~evolax.tasks.Gymnasium`) is stepped in worker
+    processes by :func:`~evolax.rollout.host.evaluate_host` instead: called eagerly (not
+    under ``jit``), with the same keys, seeds and results.
+
     Returns:
         ``fitness`` (``f32[pop]``, or ``f32[pop, *task.reward_shape]``: the mean return of
         each objective) and an :class:`EvalInfo`.
     """
+    if task.on_host:
+        if descriptors or split_repeats or axis_name is not None or pop_chunk is not None:
+            raise ValueError(
+                f"{type(task).__name__} is stepped on the host: evaluate it without "
+                "descriptors, axis_name, pop_chunk or split_repeats"
+            )
+        return evaluate_host(policy, task, population, key, n_repeats, obs_stats)
     check_positive_int("n_repeats", n_repeats)
     pop_size = population_size(population)
     chunk = pop_size if pop_chunk is None else pop_chunk

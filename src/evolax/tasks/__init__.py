@@ -8,6 +8,7 @@ from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
 from evolax.tasks.clip import CLIPScorer
 from evolax.tasks.evojax import EvoJAXTask
 from evolax.tasks.feet_contact import FeetContact, FeetContactState
+from evolax.tasks.gymnasium import Gymnasium
 from evolax.tasks.gymnax import GymnaxTask, GymnaxTaskState
 from evolax.tasks.image_approximation import (
     ImageApproximation,
@@ -35,6 +36,7 @@ __all__ = [
     "EvoJAXTask",
     "FeetContact",
     "FeetContactState",
+    "Gymnasium",
     "GymnaxTask",
     "GymnaxTaskState",
     "ImageApproximation",
@@ -64,6 +66,7 @@ REGISTRY = {
     "waterworld_ma": MultiAgentWaterWorld,
     "brax": Brax,  # brax:ENV, e.g. brax:ant
     "gymnax": GymnaxTask,  # gymnax:ENV, e.g. gymnax:Pendulum-v1
+    "gymnasium": Gymnasium,  # gymnasium:ENV, e.g. gymnasium:HalfCheetah-v5 (on the host)
     "evojax": EvoJAXTask,
     "xor": XOR,
 }

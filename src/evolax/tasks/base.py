@@ -57,6 +57,10 @@ class Task(eqx.Module):
         where each episode ends. Tasks that define it also set ``descriptor_bounds``."""
         raise NotImplementedError(f"{type(self).__name__} defines no behaviour descriptor")
 
+    on_host: ClassVar[bool] = False
+    """Whether the task is stepped outside JAX, in host worker processes
+    (:class:`~evolax.tasks.Gymnasium`): evaluated eagerly, never inside ``jit``."""
+
     descriptor_bounds: ClassVar[tuple[tuple[float, ...], tuple[float, ...]] | None] = None
     """``(low, high)``: the range of each descriptor dimension (``None``: no descriptor)."""
 

@@ -14,6 +14,7 @@ import numpy as np
 from jaxtyping import Array, Float, PyTree
 
 from evolax.tasks.base import Task
+from evolax.tasks.spaces import ActionMap
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
 
@@ -65,14 +66,10 @@ class GymnaxTask(Task):
 
     Observations (any pytree of arrays) are flattened and cast to ``f32[obs_dim]``
     (``obs_shape = (obs_dim,)``; MinAtar's ``bool[10, 10, c]`` becomes ``f32[100 c]``).
-    The policy outputs a flat vector, mapped to gymnax's action by :meth:`env_action`:
-
-    - ``Discrete(n)``: ``action_shape = (n,)``, one score per action; the task takes the
-      ``argmax`` (the first on ties), so any monotone output activation works.
-    - ``Box(low, high, shape)`` with finite bounds: ``action_shape = (prod(shape),)``. The
-      output is read as values in ``[-1, 1]`` (an ``MLP`` with ``output_activation="tanh"``):
-      clipped to ``[-1, 1]``, rescaled linearly to ``low + (a + 1) / 2 * (high - low)`` and
-      reshaped to ``shape``. Pendulum-v1's ``a = 0.5`` is a torque of 1 N m.
+    The policy outputs a flat vector, mapped to gymnax's action by :meth:`env_action` (see
+    :class:`~evolax.tasks.spaces.ActionMap`): ``Discrete(n)`` takes ``n`` scores and their
+    ``argmax``; a ``Box`` reads outputs in ``[-1, 1]`` (clipped) rescaled to ``[low, high]``,
+    so Pendulum-v1's ``a = 0.5`` is a torque of 1 N m.
 
     Other action spaces (``Dict``, ``Tuple``) raise a ``TypeError``; a ``Box`` with an
     infinite bound a ``ValueError``. gymnax is optional: ``pip install evolax[gymnax]``.
@@ -102,11 +99,7 @@ class GymnaxTask(Task):
     max_steps: int = eqx.field(static=True)
     obs_shape: tuple[int, ...] = eqx.field(static=True)
     action_shape: tuple[int, ...] = eqx.field(static=True)
-    discrete: bool = eqx.field(static=True)
-    env_action_shape: tuple[int, ...] = eqx.field(static=True)
-    env_action_dtype: str = eqx.field(static=True)
-    action_low: tuple[float, ...] | None = eqx.field(static=True)
-    action_high: tuple[float, ...] | None = eqx.field(static=True)
+    actions: ActionMap
 
     def __init__(
         self,
@@ -115,7 +108,7 @@ class GymnaxTask(Task):
         max_steps: int | None = None,
         **make_kwargs: Any,
     ):
-        gymnax, spaces = _import_gymnax()
+        gymnax, _ = _import_gymnax()
         if isinstance(env, str):
             env = _make(gymnax, env, make_kwargs)
         elif make_kwargs:
@@ -139,23 +132,8 @@ class GymnaxTask(Task):
         obs, _ = jax.eval_shape(env.reset, jax.random.key(0), env_params)
         self.obs_shape = (sum(math.prod(leaf.shape) for leaf in jax.tree.leaves(obs)),)
 
-        space = env.action_space(env_params)
-        if isinstance(space, spaces.Discrete):
-            self.discrete = True
-            self.action_shape = (int(space.n),)
-            self.env_action_shape = tuple(space.shape)
-            self.action_low = self.action_high = None
-        elif isinstance(space, spaces.Box):
-            self.discrete = False
-            self.env_action_shape = tuple(int(n) for n in space.shape)
-            self.action_shape = (math.prod(self.env_action_shape),)
-            self.action_low, self.action_high = _box_bounds(space, self.env_action_shape)
-        else:
-            raise TypeError(
-                f"GymnaxTask supports Discrete and Box action spaces, got "
-                f"{type(space).__name__} ({space!r})"
-            )
-        self.env_action_dtype = np.dtype(space.dtype).name
+        self.actions = ActionMap.from_space(env.action_space(env_params), "GymnaxTask")
+        self.action_shape = self.actions.action_shape
 
     @classmethod
     def from_env(
@@ -175,13 +153,7 @@ class GymnaxTask(Task):
         """The gymnax action for a policy output: the ``argmax`` (Discrete) or the output
         rescaled from ``[-1, 1]`` to ``[low, high]`` (Box)."""
         self.check_action(action)
-        if self.discrete:
-            return jnp.argmax(action).astype(self.env_action_dtype)
-        low = jnp.asarray(self.action_low, jnp.float32)
-        high = jnp.asarray(self.action_high, jnp.float32)
-        unit = (jnp.clip(action, -1.0, 1.0) + 1.0) / 2.0
-        scaled = low + unit * (high - low)
-        return scaled.reshape(self.env_action_shape).astype(self.env_action_dtype)
+        return self.actions(action)
 
     def reset(self, key: PRNGKey) -> GymnaxTaskState:
         obs, env_state = self.env.reset(key, self.env_params)
@@ -238,16 +210,3 @@ def _max_steps(env_params: PyTree, max_steps: int | None) -> int:
             f"episodes"
         )
     return max_steps
-
-
-def _box_bounds(space, shape: tuple[int, ...]) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """A ``Box``'s finite ``low``/``high`` flattened to tuples of ``prod(shape)`` floats
-    (static configuration: they keep the task hashable, so ``jax.jit(trainer.run)`` works)."""
-    low = np.broadcast_to(np.asarray(space.low, np.float64), shape).ravel()
-    high = np.broadcast_to(np.asarray(space.high, np.float64), shape).ravel()
-    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high)) and np.all(low <= high)):
-        raise ValueError(
-            f"GymnaxTask rescales [-1, 1] to a Box action space's [low, high], which must be "
-            f"finite with low <= high; got low={space.low}, high={space.high}"
-        )
-    return tuple(float(v) for v in low), tuple(float(v) for v in high)
