@@ -10,6 +10,8 @@ actions. Keys, seeds and the batching of the policy are those of
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import equinox as eqx
@@ -28,7 +30,6 @@ from evolax.types import Fitness, Population, PRNGKey
 from evolax.validation import check_positive_int, population_size
 
 
-@eqx.filter_jit
 def _act(policy, task, params, obs, policy_state, keys, t, stats):
     """Every environment's action at step ``t``: ``params`` ``[m, ...]``, ``obs`` ``[m, r,
     obs_dim]``, ``policy_state`` ``[m, r, ...]``, ``keys`` ``[r]`` (episode step keys)."""
@@ -41,6 +42,20 @@ def _act(policy, task, params, obs, policy_state, keys, t, stats):
 
     each = jax.vmap(one, in_axes=(None, 0, 0, 0))
     return jax.vmap(each, in_axes=(pop_axes(params), 0, 0, None))(params, obs, policy_state, keys)
+
+
+@functools.lru_cache(maxsize=8)
+def _hashed_actor(policy: Policy, task: Task) -> Callable:
+    return jax.jit(functools.partial(_act, policy, task))
+
+
+def _actor(policy: Policy, task: Task) -> Callable:
+    """:func:`_act` compiled for ``policy`` and ``task``: a ``jax.jit`` over the arrays alone
+    where they hash (called at every step, it costs a fraction of ``filter_jit``'s call)."""
+    try:
+        return _hashed_actor(policy, task)
+    except TypeError:  # a policy or task holding arrays
+        return functools.partial(eqx.filter_jit(_act), policy, task)
 
 
 @eqx.filter_jit
@@ -123,7 +138,9 @@ def evaluate_host(
         first = jnp.asarray(groups[0].obs[0, 0])
         pivot = np.asarray(obs_stats.pivot(first), np.float64)
 
-    def act(group: _Group) -> None:
+    act = _actor(policy, task)
+
+    def step(group: _Group) -> None:
         """Compute and send ``group``'s actions (the device works while the workers step)."""
         if pivot is not None:
             live = group.obs[group.alive].astype(np.float64) - pivot
@@ -131,8 +148,8 @@ def evaluate_host(
             group.sum = group.sum + live.sum(0)
             group.sum_sq = group.sum_sq + (live * live).sum(0)
         t = np.int32(group.t)  # an array: each step's t is not a new program
-        actions, group.policy_state = _act(
-            policy, task, group.params, group.obs, group.policy_state, group.keys, t, obs_stats
+        actions, group.policy_state = act(
+            group.params, group.obs, group.policy_state, group.keys, t, obs_stats
         )
         pool.submit(group.index, np.asarray(actions).reshape(-1, *np.shape(actions)[2:]))
 
@@ -146,12 +163,12 @@ def evaluate_host(
 
     running = list(groups)
     for group in running:
-        act(group)
+        step(group)
     while running:
         for group in list(running):
             collect(group)
             if group.t < task.max_steps and group.alive.any():
-                act(group)
+                step(group)
             else:
                 running.remove(group)
 

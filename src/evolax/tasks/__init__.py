@@ -17,6 +17,7 @@ from evolax.tasks.image_approximation import (
 )
 from evolax.tasks.mnist import MNIST, MnistState
 from evolax.tasks.multi_agent_waterworld import MultiAgentWaterWorld
+from evolax.tasks.playground import Playground, PlaygroundState
 from evolax.tasks.seq2seq import Seq2SeqAddition, Seq2SeqState
 from evolax.tasks.text_painting import TextGuidedPainting, TextGuidedPaintingState
 from evolax.tasks.waterworld import WaterWorld, WaterWorldState
@@ -44,6 +45,8 @@ __all__ = [
     "MnistState",
     "MultiAgentTask",
     "MultiAgentWaterWorld",
+    "Playground",
+    "PlaygroundState",
     "Seq2SeqAddition",
     "Seq2SeqState",
     "Task",
@@ -66,6 +69,7 @@ REGISTRY = {
     "waterworld_ma": MultiAgentWaterWorld,
     "brax": Brax,  # brax:ENV, e.g. brax:ant
     "gymnax": GymnaxTask,  # gymnax:ENV, e.g. gymnax:Pendulum-v1
+    "playground": Playground,  # playground:ENV, e.g. playground:CartpoleBalance
     "gymnasium": Gymnasium,  # gymnasium:ENV, e.g. gymnasium:HalfCheetah-v5 (on the host)
     "evojax": EvoJAXTask,
     "xor": XOR,

@@ -244,13 +244,13 @@ def _renderer(env: Any, height: int, width: int) -> Any:
         ) from error
 
 
-def _check_env_name(name: str, registered: list[str]) -> None:
+def _check_env_name(name: str, registered: list[str], kind: str = "Brax") -> None:
     """Raise a ``ValueError`` listing the registered names unless ``name`` is one."""
     if name in registered:
         return
     close = difflib.get_close_matches(name, registered, n=3)
     hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
     raise ValueError(
-        f"env_name {name!r} is not a registered Brax environment; {hint}available: "
+        f"env_name {name!r} is not a registered {kind} environment; {hint}available: "
         f"{', '.join(map(repr, registered))}"
     )
