@@ -67,12 +67,12 @@ def first_at(tests: list[dict], target: float) -> int | None:
 
 def quartiles(values: list[float | None]) -> dict:
     """Median and interquartile range (``None`` where a seed never got there)."""
-    known = [v for v in values if v is not None]
-    if len(known) < len(values):  # a seed that never reached it counts as worse than all
-        known += [np.inf] * (len(values) - len(known))
-    with np.errstate(invalid="ignore"):  # inf - inf between two seeds that never got there
-        quarts = np.percentile(known, [25, 50, 75])
-    q25, median, q75 = np.nan_to_num(quarts, nan=np.inf, posinf=np.inf)  # never stays inf
+    known = [float(v) for v in values if v is not None]
+    # a seed that never reached it counts as worse than all: a stand-in above every value,
+    # so a quartile between it and a value is "never", and one on a value is that value
+    never = 2 * max(map(abs, known), default=0.0) + 1.0
+    quarts = np.percentile(known + [never] * (len(values) - len(known)), [25, 50, 75])
+    q25, median, q75 = (np.inf if q > max(known, default=-np.inf) else q for q in quarts)
     return {
         "median": float(median),
         "q25": float(q25),
