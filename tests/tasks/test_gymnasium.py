@@ -51,6 +51,8 @@ def reference(policy, task, members, key, n_repeats, stats=None):
     keys; and every observation the policies acted on."""
     reset_keys, policy_keys, episode_step_keys = episode_keys(key, n_repeats)
     seeds = [int(jax.random.randint(k, (), 0, jnp.iinfo(jnp.int32).max)) for k in reset_keys]
+    apply = jax.jit(lambda p, x, s, k: policy.apply(p, x, s, k))  # one at a time, compiled once
+    act = jax.jit(task.env_action)
     means, seen = [], []
     for i in range(jax.tree.leaves(members)[0].shape[0]):
         params = jax.tree.map(lambda x, i=i: x[i], members)
@@ -64,8 +66,8 @@ def reference(policy, task, members, key, n_repeats, stats=None):
                 x = jnp.asarray(obs, jnp.float32)
                 x = x if stats is None else stats.normalize(x)
                 policy_key = step_keys(episode_step_keys[r], t)[0]
-                action, state = policy.apply(params, x, state, policy_key)
-                action = np.asarray(task.env_action(action))
+                action, state = apply(params, x, state, policy_key)
+                action = np.asarray(act(action))
                 obs, reward, terminated, truncated, _ = env.step(action)
                 total, t, done = total + reward, t + 1, terminated or truncated
             returns.append(total)
@@ -75,17 +77,17 @@ def reference(policy, task, members, key, n_repeats, stats=None):
 
 @pytest.mark.parametrize(
     "env_id, n_workers, overlap",
-    [("CartPole-v1", 2, True), ("CartPole-v1", 1, False), ("Pendulum-v1", 2, True)],
+    [("CartPole-v1", 2, True), ("Pendulum-v1", 1, False)],
 )
 def test_episodes_equal_gymnasium(env_id, n_workers, overlap):
     task = Gymnasium(env_id, n_workers=n_workers, overlap=overlap, max_steps=60)
     policy = MLP(hidden_sizes=(8,), output_activation="tanh")
     members = population(policy, task, 5)
     key = jax.random.key(7)
-    fitness, info = evaluate(policy, task, members, key, n_repeats=3)
-    expected, _ = reference(policy, task, members, key, 3)
+    fitness, info = evaluate(policy, task, members, key, n_repeats=2)
+    expected, _ = reference(policy, task, members, key, 2)
     np.testing.assert_allclose(fitness, expected, rtol=1e-5)
-    assert info.returns.shape == info.lengths.shape == (5, 3)
+    assert info.returns.shape == info.lengths.shape == (5, 2)
     assert int(info.lengths.max()) <= 60
 
 
@@ -184,11 +186,11 @@ def faulty(monkeypatch):
     [
         ("faulty_envs:Crash-v0", r"worker \d \(pid \d+\) of faulty_envs:Crash-v0 died \(exit"),
         ("faulty_envs:Raise-v0", r"in step \(group \d, environment \d, after 2 steps\): ValueE"),
-        ("faulty_envs:Hang-v0", r"sent nothing for 2 s \(the task's timeout\)"),
+        ("faulty_envs:Hang-v0", r"sent nothing for 1 s \(the task's timeout\)"),
     ],
 )
 def test_failures_stop_the_run_with_one_line(faulty, env_id, message):
-    task = Gymnasium(env_id, n_workers=2, timeout=2.0)
+    task = Gymnasium(env_id, n_workers=2, timeout=1.0)
     policy = MLP(hidden_sizes=(4,))
     members = population(policy, task, 4)
     start = time.monotonic()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import equinox as eqx
+import jax
 import numpy as np
 from jaxtyping import Array, Float
 
@@ -55,7 +56,11 @@ class Gymnasium(Task):
         max_steps: episode length (gymnasium's ``max_episode_steps``); default: the
             environment's own time limit, which must then exist.
         n_workers: worker processes (or Ray actors); default: this process's cores.
-        overlap: compute one half's actions while the workers step the other half.
+        overlap: compute one half's actions while the workers step the other half. Default
+            (``None``): on where the policy does not take the workers' cores, that is on an
+            accelerator or with fewer workers than cores; off when the workers fill a CPU
+            machine's cores, where the doubled dispatches cost more than they hide
+            (docs/host.md, Throughput).
         timeout: seconds to wait for a worker's step before the run stops as hung.
         backend: ``"processes"`` (this machine), or ``"ray"``: the workers are Ray actors
             on the cluster at ``ray_address`` (``pip install evolax[ray]``).
@@ -83,7 +88,7 @@ class Gymnasium(Task):
         env_kwargs: dict[str, Any] | None = None,
         max_steps: int | None = None,
         n_workers: int | None = None,
-        overlap: bool = True,
+        overlap: bool | None = None,
         timeout: float = 600.0,
         backend: str = "processes",
         ray_address: str | None = None,
@@ -96,6 +101,9 @@ class Gymnasium(Task):
             check_positive_int("n_workers", n_workers)
         self.n_workers = default_workers() if n_workers is None else n_workers
         check_positive("timeout", timeout)
+        if overlap is None:
+            spare = jax.default_backend() != "cpu" or self.n_workers < default_workers()
+            overlap = spare
         self.overlap, self.timeout = bool(overlap), float(timeout)
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
