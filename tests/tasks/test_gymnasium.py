@@ -239,3 +239,14 @@ def test_ray_actors_on_two_nodes_give_one_process_s_results():
         close_pools()
         ray.shutdown()
         cluster.shutdown()
+
+
+def test_the_command_trains_and_evaluates_a_host_task(tmp_path, capsys):
+    from evolax import cli
+
+    run_dir = str(tmp_path / "run")
+    overrides = ["task.name=gymnasium:CartPole-v1", "policy.hidden_sizes=[8]"]
+    overrides += ["algorithm.pop_size=8", "run.generations=2", "run.test_episodes=2"]
+    assert cli.main(["train", "cartpole_easy", *overrides, "--run-dir", run_dir]) == 0
+    assert cli.main(["eval", run_dir, "--episodes", "3"]) == 0
+    assert "over 3 episodes" in capsys.readouterr().out
