@@ -10,7 +10,6 @@ standard hooks log the generations (:class:`LogGenerations`), test the best solu
 from __future__ import annotations
 
 import dataclasses
-import functools
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -150,7 +149,10 @@ class TestBest(Hook):
 
             batched = run.seeds is not None
             if trainer.task.on_host:  # eager, each seed in turn
-                each = functools.partial(_each_test, test_one, batched=batched)
+
+                def each(state: TrainState, keys: jax.Array) -> jax.Array:
+                    return each_seed(lambda pair: test_one(*pair), (state, keys), batched)
+
                 self._test = (trainer, each)
             else:
                 self._test = (trainer, eqx.filter_jit(jax.vmap(test_one) if batched else test_one))
@@ -259,10 +261,3 @@ __all__ = [
     "held_out_key",
     "standard_hooks",
 ]
-
-
-def _each_test(test_one, state: TrainState, keys: jax.Array, batched: bool) -> jax.Array:
-    """A host task's tests: ``test_one`` of each seed's state and key in turn."""
-    if not batched:
-        return test_one(state, keys)
-    return each_seed(lambda pair: test_one(*pair), (state, keys), batched)

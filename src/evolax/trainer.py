@@ -500,7 +500,7 @@ class Trainer(eqx.Module):
             fitness, info = evaluate(
                 self.policy, self.task, population, keys[1], self.n_repeats, obs_stats
             )
-            layout = Layout(1, self.algorithm.pop_size)
+            _, layout = self.layout(population, keys[1], obs_stats)  # one device, no chunks
             return _host_tell(self, state, population, algo_state, keys, fitness, info, layout)
         population, algo_state, keys = self._ask(state)
         mesh, layout = self.layout(population, keys[1], obs_stats)  # measured once, then cached

@@ -6,6 +6,7 @@ This module runs in the worker processes (and Ray actors); it imports no JAX.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,12 +43,14 @@ class GymnasiumSpec:
         return gymnasium.make(self.env_id, disable_env_checker=True, **dict(self.kwargs))
 
 
-def flat_obs(space: Any, obs: Any) -> np.ndarray:
-    """One observation flattened to ``float32[gymnasium.spaces.flatdim(space)]``."""
+def flattener(space: Any) -> Callable[[Any], np.ndarray]:
+    """How to flatten one observation of ``space`` to ``float32[gymnasium.spaces.flatdim]``
+    (chosen once: it runs at every step of every environment)."""
     spaces = import_gymnasium().spaces
-    if not isinstance(space, spaces.Box):  # Dict, Tuple, Discrete (one-hot), ...
-        obs = spaces.flatten(space, obs)
-    return np.asarray(obs, np.float32).reshape(-1)
+    if isinstance(space, spaces.Box):
+        return lambda obs: np.asarray(obs, np.float32).reshape(-1)
+    # Dict, Tuple, Discrete (one-hot), ...
+    return lambda obs: np.asarray(spaces.flatten(space, obs), np.float32).reshape(-1)
 
 
 class EnvError(RuntimeError):
@@ -69,6 +72,7 @@ class EnvGroups:
         self.obs: dict[int, np.ndarray] = {}
         self.done: dict[int, np.ndarray] = {}
         self.steps: dict[int, int] = {}
+        self.flatten: Callable[[Any], np.ndarray] | None = None  # made with the first env
 
     def _fail(self, what: str, group: int, index: int, error: BaseException) -> EnvError:
         return EnvError(
@@ -81,13 +85,17 @@ class EnvGroups:
         envs = self.envs.setdefault(group, [])
         while len(envs) < len(seeds):
             envs.append(self.spec.make())
+            if self.flatten is None:
+                self.flatten = flattener(envs[-1].observation_space)
+        flatten = self.flatten
+        assert flatten is not None
         obs = []
         for index, (env, seed) in enumerate(zip(envs, seeds, strict=False)):
             try:
                 first, _ = env.reset(seed=int(seed))
             except Exception as error:  # the environment's own error, reported to the run
                 raise self._fail("reset", group, index, error) from error
-            obs.append(flat_obs(env.observation_space, first))
+            obs.append(flatten(first))
         self.obs[group] = np.stack(obs)
         self.done[group] = np.zeros(len(seeds), bool)
         self.steps[group] = 0
@@ -96,7 +104,8 @@ class EnvGroups:
     def step(self, group: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Step ``group``'s running episodes with ``actions`` (one per environment);
         returns ``(obs f32[n, obs_dim], reward f64[n], done bool[n])``."""
-        obs, done = self.obs[group], self.done[group]
+        obs, done, flatten = self.obs[group], self.done[group], self.flatten
+        assert flatten is not None  # made by reset
         reward = np.zeros(len(done))
         for index in np.flatnonzero(~done):
             env = self.envs[group][index]
@@ -104,7 +113,7 @@ class EnvGroups:
                 new, reward[index], terminated, truncated, _ = env.step(actions[index])
             except Exception as error:
                 raise self._fail("step", group, int(index), error) from error
-            obs[index] = flat_obs(env.observation_space, new)
+            obs[index] = flatten(new)
             done[index] = terminated or truncated
         self.steps[group] += 1
         return obs, reward, done.copy()

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from evolax.normalize import ObsStats
+from evolax.normalize import ObsStats, shifted_sums
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
 from evolax.rollout.episode import episode_keys, prepare, step_keys
@@ -30,9 +30,11 @@ from evolax.types import Fitness, Population, PRNGKey
 from evolax.validation import check_positive_int, population_size
 
 
-def _act(policy, task, params, obs, policy_state, keys, t, stats):
+def _act(policy, task, params, obs, policy_state, keys, t, stats, alive, pivot, sums):
     """Every environment's action at step ``t``: ``params`` ``[m, ...]``, ``obs`` ``[m, r,
-    obs_dim]``, ``policy_state`` ``[m, r, ...]``, ``keys`` ``[r]`` (episode step keys)."""
+    obs_dim]``, ``policy_state`` ``[m, r, ...]``, ``keys`` ``[r]`` (episode step keys); with
+    ``stats``, ``sums`` plus the shifted sums of the observations of the episodes still
+    ``alive`` (``bool[m, r]``), as :class:`~evolax.rollout.wrappers.NormalizeObs` adds them."""
 
     def one(params, obs, policy_state, key):
         if stats is not None:
@@ -41,7 +43,11 @@ def _act(policy, task, params, obs, policy_state, keys, t, stats):
         return task.env_action(action), policy_state
 
     each = jax.vmap(one, in_axes=(None, 0, 0, 0))
-    return jax.vmap(each, in_axes=(pop_axes(params), 0, 0, None))(params, obs, policy_state, keys)
+    batched = jax.vmap(each, in_axes=(pop_axes(params), 0, 0, None))
+    actions, policy_state = batched(params, obs, policy_state, keys)
+    if stats is not None:
+        sums = jax.tree.map(jnp.add, sums, shifted_sums(obs, alive, pivot))
+    return actions, policy_state, sums
 
 
 @functools.lru_cache(maxsize=8)
@@ -80,7 +86,7 @@ class _Group:
         self.lengths = np.zeros(shape, np.int32)
         self.alive = np.ones(shape, bool)
         self.t = 0
-        self.count, self.sum, self.sum_sq = 0.0, 0.0, 0.0  # observations acted on
+        self.sums: Any = None  # with statistics: shifted sums of the observations acted on
 
 
 def _take(tree: Any, part: slice) -> Any:
@@ -134,22 +140,28 @@ def evaluate_host(
         states = replicate(_take(policy_states, which), who.stop - who.start)
         groups.append(_Group(index, who, which, params, states, keys[which], seeds, pool))
     pivot = None
-    if obs_stats is not None:
-        first = jnp.asarray(groups[0].obs[0, 0])
-        pivot = np.asarray(obs_stats.pivot(first), np.float64)
+    if obs_stats is not None:  # sums about the first episode's first observation, as evaluate's
+        pivot = obs_stats.pivot(jnp.asarray(groups[0].obs[0, 0]))
+        zeros = jnp.zeros_like(pivot)
+        for group in groups:
+            group.sums = (jnp.zeros([], pivot.dtype), zeros, zeros)
 
     act = _actor(policy, task)
 
     def step(group: _Group) -> None:
         """Compute and send ``group``'s actions (the device works while the workers step)."""
-        if pivot is not None:
-            live = group.obs[group.alive].astype(np.float64) - pivot
-            group.count += len(live)
-            group.sum = group.sum + live.sum(0)
-            group.sum_sq = group.sum_sq + (live * live).sum(0)
         t = np.int32(group.t)  # an array: each step's t is not a new program
-        actions, group.policy_state = act(
-            group.params, group.obs, group.policy_state, group.keys, t, obs_stats
+        alive = None if pivot is None else group.alive
+        actions, group.policy_state, group.sums = act(
+            group.params,
+            group.obs,
+            group.policy_state,
+            group.keys,
+            t,
+            obs_stats,
+            alive,
+            pivot,
+            group.sums,
         )
         pool.submit(group.index, np.asarray(actions).reshape(-1, *np.shape(actions)[2:]))
 
@@ -178,8 +190,8 @@ def evaluate_host(
         returns[group.members, group.repeats] = group.returns
         lengths[group.members, group.repeats] = group.lengths
     new_stats = None
-    if obs_stats is not None:
-        sums = [sum(getattr(g, name) for g in groups) for name in ("count", "sum", "sum_sq")]
-        new_stats = obs_stats.merge(*(jnp.asarray(x, jnp.float32) for x in (*sums, pivot)))
+    if obs_stats is not None and pivot is not None:  # the one implies the other
+        count, total, total_sq = jax.tree.map(lambda *parts: sum(parts), *(g.sums for g in groups))
+        new_stats = obs_stats.merge(count, total, total_sq, pivot)
     info = EvalInfo(returns=jnp.asarray(returns), lengths=jnp.asarray(lengths), obs_stats=new_stats)
     return jnp.mean(info.returns, axis=1), info

@@ -101,9 +101,8 @@ class Gymnasium(Task):
             check_positive_int("n_workers", n_workers)
         self.n_workers = default_workers() if n_workers is None else n_workers
         check_positive("timeout", timeout)
-        if overlap is None:
-            spare = jax.default_backend() != "cpu" or self.n_workers < default_workers()
-            overlap = spare
+        if overlap is None:  # on where the policy has cores or a device of its own
+            overlap = jax.default_backend() != "cpu" or self.n_workers < default_workers()
         self.overlap, self.timeout = bool(overlap), float(timeout)
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
@@ -167,6 +166,6 @@ def _make(env_id: str, kwargs: tuple[tuple[str, Any], ...]) -> Any:
     unknown id."""
     gymnasium = import_gymnasium()
     try:
-        return gymnasium.make(env_id, disable_env_checker=True, **dict(kwargs))
+        return GymnasiumSpec(env_id, kwargs).make()
     except gymnasium.error.Error as error:  # unknown id, wrong version, missing extra
         raise ValueError(f"env_id {env_id!r}: {error}") from None
