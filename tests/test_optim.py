@@ -80,6 +80,7 @@ def test_momentum_can_be_swept_under_vmap():
     np.testing.assert_allclose(updates[0], updates[1])  # the first step has no velocity yet
 
 
+@pytest.mark.slow  # a reference comparison (6 s)
 def test_evojax_adam_matches_example_libraries_adam_with_evojax_step_index():
     from jax.example_libraries import optimizers
 
@@ -112,6 +113,7 @@ def test_evojax_adam_with_period_one_is_optax_adam():
     np.testing.assert_allclose(pa, pb, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow  # a reference comparison (6 s)
 def test_pgpe_with_evojax_adam_follows_evojax_pgpe():
     from evojax.algo import PGPE as EvoJAXPGPE
 

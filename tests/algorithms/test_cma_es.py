@@ -436,6 +436,7 @@ def compare(name, dim, pop, ours, ref):
     return line, bool(np.isfinite(ratio) and 1 / 1.5 <= ratio <= 1.5)
 
 
+@pytest.mark.slow  # a reference run (7 s); the step-by-step pycma matches stay
 def test_matches_pycma_on_sphere_and_ellipsoid_10d():
     """d = 10, default population 10, x0 = 1, sigma0 = 1, 3 seeds each: the median number of
     evaluations to f < 1e-8 within 1.5x of pycma's (the sphere is the ellipsoid with

@@ -220,6 +220,7 @@ class EvosaxDrawsGA(SimpleGA):
         return choice, noise
 
 
+@pytest.mark.slow  # a reference comparison (6 s)
 def test_generations_match_evosax_from_the_same_draws():
     """evosax 0.3.2's SimpleGA is this GA with n_elites = 0 (every child mutated, the best
     included) and n_parents = pop_size // 2 (its elite_ratio 0.5), crossover_rate 0 (its

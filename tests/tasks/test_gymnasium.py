@@ -127,6 +127,7 @@ def trainer(n_workers=2):
     return Trainer(algorithm, MLP(hidden_sizes=(8,)), task, n_repeats=2, normalize_obs=True)
 
 
+@pytest.mark.slow  # 8 s; exact resume of JAX tasks stays in the default run (test_interrupt)
 def test_resume_is_exact():
     with tempfile.TemporaryDirectory() as straight, tempfile.TemporaryDirectory() as split:
         whole = train(trainer(), 4, seed=3, run_dir=straight, test_interval=2, progress=False)
@@ -160,6 +161,7 @@ def test_generations_compile_once():
     assert metrics["fitness_mean"].shape == (3,)
 
 
+@pytest.mark.slow  # 5 s
 def test_seeds_run_one_after_another_as_their_own_runs():
     together = train(trainer(), 2, seed=[5, 6], test_interval=2, n_test_episodes=3, progress=False)
     alone = train(trainer(), 2, seed=6, test_interval=2, n_test_episodes=3, progress=False)
