@@ -47,6 +47,7 @@ def test_the_docs_quote_benchmark_tables():
         "waterworld_ma_curve.md",
         "host_throughput.md",
         "halfcheetah_ars.md",
+        "playground_dmc.md",
     }
     assert tables <= quoted, f"not quoted: {sorted(tables - quoted)}"
 

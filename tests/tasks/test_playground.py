@@ -57,9 +57,10 @@ def test_episodes_equal_playground_own():
     assert int(info.lengths.max()) == 30
 
 
-def test_configuration_reaches_it_and_trains_a_generation():
+@pytest.mark.parametrize("preset", ["cartpole_easy", "dmc_cartpole_balance"])
+def test_configuration_reaches_it_and_trains_a_generation(preset):
     config = resolve(
-        "cartpole_easy",
+        preset,
         ["task.name=playground:CartpoleBalance", "task.max_steps=20", "algorithm.pop_size=8"],
     )
     trainer = build_trainer(config)
