@@ -240,7 +240,7 @@ def std_leaves(population: Seeded) -> list[Array]:
     """The noise scale of each leaf of the mean: one ``[]`` scale for all, or the leaf's own
     per-coordinate spread (``std`` a pytree like the mean)."""
     std, leaves = unshare(population.std), jax.tree.leaves(unshare(population.mean))
-    if jnp.ndim(std) == 0 and not isinstance(std, (list, tuple, dict)):
+    if not isinstance(std, (list, tuple, dict)) and jnp.ndim(std) == 0:
         return [jnp.asarray(std)] * len(leaves)
     return jax.tree.leaves(std)
 

@@ -218,8 +218,15 @@ class Algorithm(eqx.Module, Generic[S]):
             finite.reshape(finite.shape + (1,) * (fitness.ndim - 1)), fitness, -jnp.inf
         )
         new, metrics = self._tell_population(key, state, population, fitness, **extra)
-        keep = jnp.any(finite) & self._healthy(new)
-        new = jax.lax.cond(keep, lambda: new, lambda: state)  # a select under vmap
+        keep = jnp.any(finite)
+        if type(self)._healthy is Algorithm._healthy:
+            # the fitness alone decides: a select fuses into the update's own element-wise
+            # work, where a lax.cond after it copies the [pop, D] arrays it carries (PSO at pop
+            # 1024, D = 10,000: 31 -> 23 ms a generation; DE 54 -> 44 ms)
+            new = jax.tree.map(lambda a, b: jnp.where(keep, a, b), new, state)
+        else:  # a health check over the new state's matrices: skip them without a select
+            keep = keep & self._healthy(new)
+            new = jax.lax.cond(keep, lambda: new, lambda: state)  # a select under vmap
         score = fitness.reshape(self.pop_size, -1).sum(axis=1)  # several objectives: their sum
         top = jnp.argmax(score)
         improved = score[top] > state.best_fitness
