@@ -143,6 +143,16 @@ def test_presets_are_files_that_build():
         assert resolve(yaml.safe_load(dump(config))) == config  # the dump is a file that loads
 
 
+def test_every_preset_builds_its_trainer():
+    """Each preset file builds (those of optional packages where they are installed; mnist
+    needs its data and ant takes Brax's 5 s: both are built by their own tests)."""
+    for name in sorted(set(presets()) - {"mnist", "ant"}):
+        try:
+            build_trainer(resolve(name))
+        except ImportError:  # an optional extra (playground) that is not installed
+            continue
+
+
 def test_describe_lists_fields_from_the_code(capsys):
     assert cli.main(["describe", "cma_es"]) == 0
     out = capsys.readouterr().out

@@ -6,6 +6,7 @@ from evolax.tasks.base import MultiAgentTask, Task
 from evolax.tasks.brax import Brax, BraxTaskState
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
 from evolax.tasks.clip import CLIPScorer
+from evolax.tasks.double_pole import DoublePole, DoublePoleState
 from evolax.tasks.evojax import EvoJAXTask
 from evolax.tasks.feet_contact import FeetContact, FeetContactState
 from evolax.tasks.gymnasium import Gymnasium
@@ -34,6 +35,8 @@ __all__ = [
     "MNIST",
     "CartPoleState",
     "CartPoleSwingUp",
+    "DoublePole",
+    "DoublePoleState",
     "EvoJAXTask",
     "FeetContact",
     "FeetContactState",
@@ -73,6 +76,7 @@ REGISTRY = {
     "gymnasium": Gymnasium,  # gymnasium:ENV, e.g. gymnasium:HalfCheetah-v5 (on the host)
     "evojax": EvoJAXTask,
     "xor": XOR,
+    "double_pole": DoublePole,
 }
 """Tasks by the short name a configuration gives (``task.name``); an adapter takes its
 environment after a colon."""
