@@ -1,8 +1,10 @@
 """neat-python 2.0 (installed for tests only) as the reference for evolax's NEAT: its XOR
-configuration, random genomes written both ways, and its XOR run."""
+configuration, random genomes written both ways, its XOR run, and its run on double-pole
+balancing (with the cart and poles in plain Python floats)."""
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -12,11 +14,12 @@ import numpy as np
 from evolax.neat.genome import NONE, Genome
 
 CONFIG = Path(__file__).parent / "neat" / "xor-feedforward.ini"
+DOUBLE_POLE_CONFIG = Path(__file__).parent / "neat" / "double-pole.ini"
 XOR_INPUTS = [(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)]
 XOR_TARGETS = [0.0, 1.0, 1.0, 0.0]
 
 
-def config():
+def config(path: Path = CONFIG):
     import neat
 
     return neat.Config(
@@ -24,7 +27,7 @@ def config():
         neat.DefaultReproduction,
         neat.DefaultSpeciesSet,
         neat.DefaultStagnation,
-        str(CONFIG),
+        str(path),
     )
 
 
@@ -121,6 +124,67 @@ def neat_python_xor(
             net = neat.nn.FeedForwardNetwork.create(g, config)
             outputs = [net.activate(x)[0] for x in XOR_INPUTS]
             g.fitness = 4.0 - sum((o - y) ** 2 for o, y in zip(outputs, XOR_TARGETS, strict=True))
+
+    random.seed(seed)
+    population = neat.Population(cfg)
+    winner = population.run(evaluate, generations)
+    solved = winner.fitness >= cfg.fitness_threshold
+    return (population.generation if solved else None), winner.size()
+
+
+def double_pole_steps(policy, max_steps: int = 100_000) -> int:
+    """Steps ``policy(obs) -> force in [-1, 1]`` balances the two poles (velocities observed),
+    Wieland's equations in Python floats as :class:`evolax.tasks.DoublePole` defines them."""
+    masses, halves, gravity, friction = (0.1, 0.01), (0.5, 0.05), 9.8, 2e-6
+
+    def derivative(s, force):
+        pole_force, pole_mass, thetas = 0.0, 0.0, []
+        for i in range(2):
+            theta, theta_dot = s[2 + 2 * i], s[3 + 2 * i]
+            cos, sin = math.cos(theta), math.sin(theta)
+            hinge = friction * theta_dot / (masses[i] * halves[i])
+            pole_force += masses[i] * halves[i] * theta_dot**2 * sin
+            pole_force -= 0.75 * masses[i] * cos * (gravity * sin - hinge)
+            pole_mass += masses[i] * (1.0 - 0.75 * cos * cos)
+            thetas.append((cos, sin, hinge))
+        x_acc = (force + pole_force) / (1.0 + pole_mass)
+        acc = [0.75 * (gravity * sin - x_acc * cos - hinge) / halves[i]
+               for i, (cos, sin, hinge) in enumerate(thetas)]  # fmt: skip
+        return (s[1], x_acc, s[3], acc[0], s[5], acc[1])
+
+    s = (0.0, 0.0, 0.07, 0.0, 0.0, 0.0)
+    for step in range(max_steps):
+        obs = (s[0] / 4.8, s[1] / 2.0, s[2] / 0.52, s[3] / 2.0, s[4] / 0.52, s[5] / 2.0)
+        force = 10.0 * min(1.0, max(-1.0, policy(obs)))
+        for _ in range(2):  # two Runge-Kutta steps of 0.01 s
+            k1 = derivative(s, force)
+            k2 = derivative([a + 0.005 * b for a, b in zip(s, k1, strict=True)], force)
+            k3 = derivative([a + 0.005 * b for a, b in zip(s, k2, strict=True)], force)
+            k4 = derivative([a + 0.01 * b for a, b in zip(s, k3, strict=True)], force)
+            s = tuple(
+                a + 0.01 / 6 * (b1 + 2 * b2 + 2 * b3 + b4)
+                for a, b1, b2, b3, b4 in zip(s, k1, k2, k3, k4, strict=True)
+            )
+        if abs(s[0]) > 2.4 or abs(s[2]) > 0.628329 or abs(s[4]) > 0.628329:
+            return step
+    return max_steps
+
+
+def neat_python_double_pole(
+    seed: int, generations: int = 100
+) -> tuple[int | None, tuple[int, int]]:
+    """neat-python on double-pole balancing with velocities (``tests/neat/double-pole.ini``:
+    the XOR example's configuration with 6 inputs and a tanh output) from ``seed``: the
+    generation a genome first balances 100,000 steps (``None``: not within ``generations``)
+    and the winner's size."""
+    import neat
+
+    cfg = config(DOUBLE_POLE_CONFIG)
+
+    def evaluate(genomes, config):
+        for _, g in genomes:
+            net = neat.nn.FeedForwardNetwork.create(g, config)
+            g.fitness = float(double_pole_steps(lambda obs, net=net: net.activate(obs)[0]))
 
     random.seed(seed)
     population = neat.Population(cfg)
