@@ -22,7 +22,7 @@ import argparse
 
 from cartpole_seeds import first_at, quartiles, train_run
 from evolax.config import resolve, run_settings
-from results_table import RESULTS, write_results
+from results_table import RESULTS, millions, write_results
 
 TARGET = 3000.0
 PAPER_EPISODES = {"ARS V2": 2720, "ARS V2-t": 1707}
@@ -34,9 +34,6 @@ def table(rows: list[dict]) -> str:
         "| wall time per seed |",
         "|---|---|---|---|---|",
     ]
-
-    def millions(x):
-        return "never" if x is None or x == float("inf") else f"{x / 1e6:.2f}M"
 
     for r in rows:
         steps = r["steps_to_target"]

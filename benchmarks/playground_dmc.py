@@ -23,7 +23,7 @@ import argparse
 
 from cartpole_seeds import first_at, quartiles, train_run
 from evolax.config import resolve, run_settings
-from results_table import RESULTS, write_results
+from results_table import RESULTS, millions, write_results
 
 LEVELS = {
     "CartpoleBalanceSparse": (1000.0, "1000: in bounds at every step"),
@@ -37,9 +37,6 @@ def table(rows: list[dict]) -> str:
         "| best test: median (IQR) | wall time, all seeds |",
         "|---|---|---|---|---|---|",
     ]
-
-    def millions(x):
-        return "never" if x == float("inf") else f"{x / 1e6:.2f}M"
 
     for r in rows:
         steps, best = r["steps_to_level"], r["best"]

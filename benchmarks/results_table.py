@@ -15,6 +15,11 @@ from pathlib import Path
 RESULTS = Path(os.environ.get("EVOLAX_BENCHMARK_RESULTS") or Path(__file__).parent / "results")
 
 
+def millions(steps: float | None) -> str:
+    """A step count as ``1.23M``; ``None`` or ``inf`` (never reached) as ``never``."""
+    return "never" if steps is None or steps == float("inf") else f"{steps / 1e6:.2f}M"
+
+
 def previous_rows(path: Path) -> list[dict]:
     """The rows of an earlier run of the benchmark (none if absent or unreadable)."""
     try:
