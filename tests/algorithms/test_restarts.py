@@ -38,6 +38,7 @@ def new_traces(run):
     return FLAT.traced_pop_sizes[before:], result
 
 
+@pytest.mark.slow  # 9 s; BIPOP's test restarts with IPOP's doubling in the default run
 def test_ipop_doubles_the_population_and_reuses_compilations(key):
     """d = 4 from lambda = 4: runs of 4, 8, 16 individuals stop after 40, 25, 18 generations
     (10 + ceil(120 / lambda)); the 32-run gets the 1000 - 648 = 352 evaluations left."""

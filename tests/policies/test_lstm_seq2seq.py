@@ -95,6 +95,7 @@ def test_forward_matches_numpy_greedy_decoding(key):
     np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow  # 9 s; test_low_rank_forward batches a population of these LSTMs
 def test_vmap_over_population_with_shared_obs(key):
     policy = Seq2Seq(hidden_size=8)
     population = jax.vmap(lambda k: policy.init(k, OBS_SHAPE, ACTION_SHAPE))(

@@ -59,6 +59,7 @@ def test_mistakes_are_one_line_errors():
         ActionCost(task, scale=0.0)
 
 
+@pytest.mark.slow  # 12 s; benchmarks/pareto_cartpole.py runs it at length
 def test_nsga2_trains_two_objective_cartpole_through_train(tmp_path):
     """The metrics hold the objectives' sum and each objective's mean; tests score
     ``[episodes, 2]``, logged by their sum and per objective; the last population goes to
