@@ -65,6 +65,27 @@ def first_at(tests: list[dict], target: float) -> int | None:
     return next((row["generation"] for row in tests if row["test_mean"] >= target), None)
 
 
+def per_seed_steps(
+    tests: list[dict], seeds: list[int], level: float, steps_per_generation: int
+) -> list[dict]:
+    """Per seed of a run's test rows: the first generation whose test reaches ``level`` and the
+    training steps to it (``None``: never), the best test, and every ``(generation, test)``."""
+    out = []
+    for seed in seeds:
+        rows = [row for row in tests if row["seed"] == seed]
+        generation = first_at(rows, level)
+        out.append(
+            {
+                "seed": seed,
+                "generation": generation,
+                "steps": None if generation is None else generation * steps_per_generation,
+                "best": max(row["test_mean"] for row in rows),
+                "tests": [(row["generation"], row["test_mean"]) for row in rows],
+            }
+        )
+    return out
+
+
 def quartiles(values: list[float | None]) -> dict:
     """Median and interquartile range (``None`` where a seed never got there)."""
     known = [float(v) for v in values if v is not None]

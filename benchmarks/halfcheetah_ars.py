@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 
-from cartpole_seeds import first_at, quartiles, train_run
+from cartpole_seeds import per_seed_steps, quartiles, train_run
 from evolax.config import resolve, run_settings
 from results_table import RESULTS, millions, write_results
 
@@ -61,27 +61,12 @@ def main() -> None:
     )
     steps_per_generation = config["algorithm"]["pop_size"] * config["trainer"]["n_repeats"] * 1000
     _, tests, wall = train_run(config)
-    per_seed = []
-    for seed in run_settings(config).seed_list:
-        rows = [row for row in tests if row["seed"] == seed]
-        generation = first_at(rows, TARGET)
-        per_seed.append(
-            {
-                "seed": seed,
-                "generation_to_target": generation,
-                "steps_to_target": None
-                if generation is None
-                else generation * steps_per_generation,
-                "best": max(row["test_mean"] for row in rows),
-                "tests": [(row["generation"], row["test_mean"]) for row in rows],
-            }
-        )
-        print(
-            per_seed[-1]["seed"], per_seed[-1]["steps_to_target"], per_seed[-1]["best"], flush=True
-        )
+    per_seed = per_seed_steps(tests, run_settings(config).seed_list, TARGET, steps_per_generation)
+    for s in per_seed:
+        print(s["seed"], s["steps"], s["best"], flush=True)
     row = {
         "per_seed": per_seed,
-        "steps_to_target": quartiles([s["steps_to_target"] for s in per_seed]),
+        "steps_to_target": quartiles([s["steps"] for s in per_seed]),
         "best": quartiles([s["best"] for s in per_seed]),
         "wall_s": wall,
     }

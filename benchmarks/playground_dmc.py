@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 
-from cartpole_seeds import first_at, quartiles, train_run
+from cartpole_seeds import per_seed_steps, quartiles, train_run
 from evolax.config import resolve, run_settings
 from results_table import RESULTS, millions, write_results
 
@@ -55,25 +55,15 @@ def measure(env: str, seeds: int, generations: int) -> dict:
         [f"task.name=playground:{env}", f"run.generations={generations}", f"run.seeds={seeds}"],
     )
     steps_per_generation = config["algorithm"]["pop_size"] * config["trainer"]["n_repeats"] * 1000
-    level = LEVELS[env][0]
     _, tests, wall = train_run(config)
-    per_seed = []
-    for seed in run_settings(config).seed_list:
-        rows = [row for row in tests if row["seed"] == seed]
-        generation = first_at(rows, level)
-        per_seed.append(
-            {
-                "seed": seed,
-                "steps_to_level": None if generation is None else generation * steps_per_generation,
-                "best": max(row["test_mean"] for row in rows),
-                "tests": [(row["generation"], row["test_mean"]) for row in rows],
-            }
-        )
-        print(env, per_seed[-1]["seed"], per_seed[-1]["steps_to_level"], per_seed[-1]["best"])
+    seed_list = run_settings(config).seed_list
+    per_seed = per_seed_steps(tests, seed_list, LEVELS[env][0], steps_per_generation)
+    for s in per_seed:
+        print(env, s["seed"], s["steps"], s["best"])
     return {
         "env": env,
         "per_seed": per_seed,
-        "steps_to_level": quartiles([s["steps_to_level"] for s in per_seed]),
+        "steps_to_level": quartiles([s["steps"] for s in per_seed]),
         "best": quartiles([s["best"] for s in per_seed]),
         "wall_s": wall,
     }
