@@ -69,6 +69,7 @@ def reference_failed(s):
     return abs(s[0]) > 2.4 or abs(s[2]) > 0.628329 or abs(s[4]) > 0.628329
 
 
+@functools.cache
 def lqr_gain():
     """A full-state feedback that balances both poles (LQR on the reference's linearisation)."""
     zero, eps = np.zeros(6), 1e-6
@@ -81,6 +82,11 @@ def lqr_gain():
     q, r = np.diag([1.0, 1.0, 100.0, 1.0, 100.0, 1.0]), np.array([[1.0]])
     p = scipy.linalg.solve_discrete_are(a, b, q, r)
     return np.linalg.solve(r + b.T @ p @ b, b.T @ p @ a)[0]
+
+
+def feedback(physics):
+    """The LQR action, clipped to the task's range."""
+    return float(np.clip(-lqr_gain() @ physics, -1.0, 1.0))
 
 
 def test_one_step_equals_the_lagrangian_dynamics():
@@ -102,7 +108,7 @@ def test_one_step_equals_the_lagrangian_dynamics():
 
 
 def run(task, controller):
-    """The task's episode under ``controller(physics) -> action``; (return, steps, physics)."""
+    """The task's episode under ``controller(physics) -> action``: (return, steps)."""
     step = jax.jit(task.step)
     state, total, done, steps = task.reset(jax.random.key(0)), 0.0, False, 0
     while not done:
@@ -131,22 +137,12 @@ def test_steps_balanced_without_a_push_and_under_feedback():
     assert 10 < fallen < 100
     assert run(DoublePole(), still) == (float(fallen), fallen + 1)  # the failing step is done
 
-    gain = lqr_gain()
-
-    def feedback(physics):
-        return float(np.clip(-gain @ physics, -1.0, 1.0))
-
     assert reference_run(500, feedback)[0] == 500  # the feedback balances the reference
     assert run(DoublePole(max_steps=500), feedback) == (500.0, 500)
 
 
 @pytest.mark.parametrize("max_steps", [80, 250])
 def test_without_velocities_the_return_is_gruaus_fitness(max_steps):
-    gain = lqr_gain()
-
-    def feedback(physics):
-        return float(np.clip(-gain @ physics, -1.0, 1.0))
-
     task = DoublePole(velocities=False, max_steps=max_steps)
     assert task.obs_shape == (3,)
     total, _ = run(task, feedback)

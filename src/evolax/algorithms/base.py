@@ -224,7 +224,7 @@ class Algorithm(eqx.Module, Generic[S]):
             # work, where a lax.cond after it copies the [pop, D] arrays it carries (PSO at pop
             # 1024, D = 10,000: 31 -> 23 ms a generation; DE 54 -> 44 ms)
             new = jax.tree.map(lambda a, b: jnp.where(keep, a, b), new, state)
-        else:  # a health check over the new state's matrices: skip them without a select
+        else:  # the health check reads the new state: keep or skip it after the update
             keep = keep & self._healthy(new)
             new = jax.lax.cond(keep, lambda: new, lambda: state)  # a select under vmap
         score = fitness.reshape(self.pop_size, -1).sum(axis=1)  # several objectives: their sum
