@@ -31,14 +31,22 @@ def config(path: Path = CONFIG):
     )
 
 
-def random_genome(rng: np.random.Generator, n_in: int, n_out: int, n_hidden: int, n_conns: int):
+def random_genome(
+    rng: np.random.Generator,
+    n_in: int,
+    n_out: int,
+    n_hidden: int,
+    n_conns: int,
+    cycles: bool = False,
+):
     """A random feed-forward genome as plain lists: hidden ids ``n_in + n_out ..``, connections
-    ``(in, out, weight, enabled, innovation)`` from lower to higher topological rank."""
+    ``(in, out, weight, enabled, innovation)`` from lower to higher topological rank (with
+    ``cycles``, from any node into any non-input: loops and cycles too)."""
     hidden = list(range(n_in + n_out, n_in + n_out + n_hidden))
     rank = {i: 0 for i in range(n_in)}
     rank.update({h: 1 + k for k, h in enumerate(rng.permutation(hidden))})
     rank.update({o: n_hidden + 1 for o in range(n_in, n_in + n_out)})
-    pairs = [(a, b) for a in rank for b in rank if rank[a] < rank[b]]
+    pairs = [(a, b) for a in rank for b in rank if rank[a] < rank[b] or (cycles and rank[b] > 0)]
     chosen = rng.choice(len(pairs), size=min(n_conns, len(pairs)), replace=False)
     innovations = rng.choice(1000, size=len(chosen), replace=False)
     conns = [
@@ -132,9 +140,13 @@ def neat_python_xor(
     return (population.generation if solved else None), winner.size()
 
 
-def double_pole_steps(policy, max_steps: int = 100_000) -> int:
-    """Steps ``policy(obs) -> force in [-1, 1]`` balances the two poles (velocities observed),
-    Wieland's equations in Python floats as :class:`evolax.tasks.DoublePole` defines them."""
+def double_pole_run(
+    policy, max_steps: int = 100_000, velocities: bool = True, start=None
+) -> tuple[int, float]:
+    """``policy(obs) -> force in [-1, 1]`` on the two poles, Wieland's equations in Python
+    floats as :class:`evolax.tasks.DoublePole` defines them: ``(steps balanced, Gruau's
+    fitness)``. ``velocities``: observe them (else the three positions); ``start``: the
+    physics ``[x, x_dot, theta_1, theta_1_dot, theta_2, theta_2_dot]`` (default: NEAT's)."""
     masses, halves, gravity, friction = (0.1, 0.01), (0.5, 0.05), 9.8, 2e-6
 
     def derivative(s, force):
@@ -152,10 +164,12 @@ def double_pole_steps(policy, max_steps: int = 100_000) -> int:
                for i, (cos, sin, hinge) in enumerate(thetas)]  # fmt: skip
         return (s[1], x_acc, s[3], acc[0], s[5], acc[1])
 
-    s = (0.0, 0.0, 0.07, 0.0, 0.0, 0.0)
+    s = tuple(start) if start is not None else (0.0, 0.0, 0.07, 0.0, 0.0, 0.0)
+    jiggle: list[float] = []  # the last 100 balanced steps' |x| + |x_dot| + |theta_1| + ...
+    steps = max_steps
     for step in range(max_steps):
         obs = (s[0] / 4.8, s[1] / 2.0, s[2] / 0.52, s[3] / 2.0, s[4] / 0.52, s[5] / 2.0)
-        force = 10.0 * min(1.0, max(-1.0, policy(obs)))
+        force = 10.0 * min(1.0, max(-1.0, policy(obs if velocities else obs[0::2])))
         for _ in range(2):  # two Runge-Kutta steps of 0.01 s
             k1 = derivative(s, force)
             k2 = derivative([a + 0.005 * b for a, b in zip(s, k1, strict=True)], force)
@@ -166,8 +180,17 @@ def double_pole_steps(policy, max_steps: int = 100_000) -> int:
                 for a, b1, b2, b3, b4 in zip(s, k1, k2, k3, k4, strict=True)
             )
         if abs(s[0]) > 2.4 or abs(s[2]) > 0.628329 or abs(s[4]) > 0.628329:
-            return step
-    return max_steps
+            steps = step
+            break
+        jiggle = [*jiggle[-99:], abs(s[0]) + abs(s[1]) + abs(s[2]) + abs(s[3])]
+    calm = 0.9 * 0.75 / sum(jiggle) if steps > 100 else 0.0
+    return steps, 1e-4 * steps + calm
+
+
+def double_pole_steps(policy, max_steps: int = 100_000) -> int:
+    """Steps ``policy(obs) -> force in [-1, 1]`` balances the two poles (velocities observed)
+    from NEAT's start (:func:`double_pole_run`)."""
+    return double_pole_run(policy, max_steps)[0]
 
 
 def neat_python_double_pole(
@@ -191,3 +214,58 @@ def neat_python_double_pole(
     winner = population.run(evaluate, generations)
     solved = winner.fitness >= cfg.fitness_threshold
     return (population.generation if solved else None), winner.size()
+
+
+def generalisation_score(policy_factory, starts) -> int:
+    """How many of ``starts`` (Gruau's 625) a fresh ``policy_factory()`` balances for 1,000
+    steps without velocities."""
+    return sum(
+        double_pole_run(policy_factory(), 1000, velocities=False, start=s)[0] >= 1000
+        for s in starts
+    )
+
+
+def neat_python_double_pole_nv(
+    seed: int, generations: int, starts, pop_size: int = 1000
+) -> tuple[int | None, int | None, tuple[int, int] | None]:
+    """neat-python on double-pole balancing without velocities (``tests/neat/double-pole.ini``
+    with 3 inputs, recurrent genomes, ``pop_size``; Gruau's fitness over 1,000 steps) from
+    ``seed``, tested as NEAT's paper does: each generation's champion from the standard start
+    for 100,000 steps and, if it passes, from ``starts``. Returns the generation it solves in
+    (200 of the starts; ``None``: not within ``generations``), its generalisation score and
+    the winner's size."""
+    import neat
+
+    cfg = config(DOUBLE_POLE_CONFIG)
+    cfg.pop_size = pop_size
+    cfg.genome_config.num_inputs = 3
+    cfg.genome_config.input_keys = [-1, -2, -3]
+    cfg.genome_config.feed_forward = False
+    cfg.fitness_threshold = float("inf")  # stopped by the tests below
+
+    def network(genome):
+        net = neat.nn.RecurrentNetwork.create(genome, cfg)
+        return lambda obs: net.activate(obs)[0]
+
+    champions = []  # each generation's
+
+    def evaluate(genomes, config):
+        for _, g in genomes:
+            g.fitness = double_pole_run(network(g), 1000, velocities=False)[1]
+        champions.append(max((g for _, g in genomes), key=lambda g: g.fitness))
+
+    random.seed(seed)
+    population = neat.Population(cfg)
+    tested = set()  # champions already tested (an elite stays champion for generations)
+    for generation in range(generations):
+        population.run(evaluate, 1)
+        champion = champions[-1]
+        if champion.key in tested:
+            continue
+        tested.add(champion.key)
+        if double_pole_run(network(champion), 100_000, velocities=False)[0] < 100_000:
+            continue
+        score = generalisation_score(lambda c=champion: network(c), starts)
+        if score >= 200:
+            return generation, score, champion.size()
+    return None, None, None

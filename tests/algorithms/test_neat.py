@@ -69,6 +69,55 @@ def test_feed_forward_networks_compute_what_neat_python_s_compute():
 
 
 @pytest.mark.slow
+def test_recurrent_networks_compute_what_neat_python_s_compute():
+    """Networks with loops and cycles, two activation steps per observation, over a sequence
+    of observations (the node values carried between them)."""
+    cfg = config()
+    cfg.genome_config.input_keys = [-(i + 1) for i in range(N_IN)]
+    cfg.genome_config.output_keys = list(range(N_OUT))
+    rng = np.random.default_rng(2)
+    genomes = [
+        random_genome(rng, N_IN, N_OUT, int(rng.integers(0, 6)), int(rng.integers(1, 30)), True)
+        for _ in range(40)
+    ]
+    ours = stack([as_evolax(n, c, N_IN, N_OUT, MAX_NODES, MAX_CONNS) for n, c in genomes])
+    policy = NEATNetwork(MAX_NODES, MAX_CONNS, recurrent=True, activation_steps=2)
+    x = rng.normal(size=(6, N_IN)).astype(np.float32)
+
+    @jax.jit
+    def outputs(genome):
+        net = policy.prepare(genome)
+
+        def step(values, obs):
+            action, values = policy.apply(net, obs, values, None)
+            return values, action
+
+        return jax.lax.scan(step, policy.reset(None), x)[1]
+
+    got = np.asarray(jax.vmap(outputs)(ours))
+    for k, (nodes, conns) in enumerate(genomes):
+        net = neat.nn.RecurrentNetwork.create(as_neat_python(nodes, conns, N_IN, N_OUT), cfg)
+        want = [[net.activate(list(row)) for _ in range(2)][-1] for row in x.astype(float)]
+        np.testing.assert_allclose(got[k], want, rtol=1e-4, atol=1e-5, err_msg=f"genome {k}")
+
+
+@pytest.mark.parametrize("recurrent", [False, True])
+def test_the_start_genome_has_neat_python_s_full_connections(recurrent):
+    """A recurrent genome starts with each output looping on itself, as neat-python's."""
+    cfg = config()
+    cfg.genome_config.feed_forward = not recurrent
+    cfg.genome_config.innovation_tracker = neat.innovation.InnovationTracker()
+    genome = neat.DefaultGenome(0)
+    genome.configure_new(cfg.genome_config)
+    n_in = cfg.genome_config.num_inputs
+    key = {k: -(k + 1) for k in range(n_in)} | {n_in: 0}  # evolax's ids as neat-python's
+    ours = NEATNetwork(recurrent=recurrent).init(None, (n_in,), (1,))
+    real = np.asarray(ours.innovation) != NONE
+    pairs = zip(np.asarray(ours.conn_in)[real], np.asarray(ours.conn_out)[real], strict=True)
+    assert sorted((key[int(a)], key[int(b)]) for a, b in pairs) == sorted(genome.connections)
+
+
+@pytest.mark.slow
 def test_exported_source_and_expressions_compute_what_neat_python_s_networks_compute(tmp_path):
     import sympy
 

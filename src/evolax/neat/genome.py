@@ -73,9 +73,12 @@ def minimal_genome(
     connected: bool = True,
     n_activations: int = 1,
     n_aggregations: int = 1,
+    self_loops: bool = False,
 ) -> Genome:
     """The start genome: inputs and outputs, each input joined to each output (innovations
-    ``0 .. I*O - 1``, input-major) when ``connected``; weights and biases zero, responses one.
+    ``0 .. I*O - 1``, input-major) when ``connected``, and with ``self_loops`` each output to
+    itself (innovations ``I*O ..``: neat-python's full start for a recurrent genome); weights
+    and biases zero, responses one.
 
     Raises:
         ValueError: the capacities cannot hold the inputs, outputs and first connections.
@@ -84,18 +87,22 @@ def minimal_genome(
         raise ValueError(
             f"max_nodes must hold the {n_inputs} inputs and {n_outputs} outputs, got {max_nodes}"
         )
-    n_conns = n_inputs * n_outputs if connected else 0
+    n_direct = n_inputs * n_outputs if connected else 0
+    n_conns = n_direct + (n_outputs if connected and self_loops else 0)
     if max_conns < max(n_conns, 1):
         raise ValueError(
-            f"max_conns must hold the {n_conns} first connections (inputs x outputs), got "
-            f"{max_conns}"
+            f"max_conns must hold the {n_conns} first connections (inputs x outputs"
+            f"{', outputs to themselves' if n_conns > n_direct else ''}), got {max_conns}"
         )
     used = n_inputs + n_outputs
     node_id = jnp.where(jnp.arange(max_nodes) < used, jnp.arange(max_nodes), NONE)
     pairs = jnp.arange(max_conns)
     real = pairs < n_conns
-    conn_in = jnp.where(real, pairs // max(n_outputs, 1), NONE)
-    conn_out = jnp.where(real, n_inputs + pairs % max(n_outputs, 1), NONE)
+    loop = pairs - n_direct + n_inputs  # the output a self-connection loops on
+    conn_in = jnp.where(real, jnp.where(pairs < n_direct, pairs // max(n_outputs, 1), loop), NONE)
+    conn_out = jnp.where(
+        real, jnp.where(pairs < n_direct, n_inputs + pairs % max(n_outputs, 1), loop), NONE
+    )
     return Genome(
         node_id=node_id.astype(jnp.int32),
         bias=jnp.zeros(max_nodes),

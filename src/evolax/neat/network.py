@@ -176,7 +176,9 @@ def recurrent_step(
     aggregations: tuple[str, ...],
 ) -> Float[Array, " N"]:
     """One activation step of a recurrent network: every node at once from the previous
-    values (neat-python's ``RecurrentNetwork.activate``)."""
+    values (neat-python's ``RecurrentNetwork.activate``). As there, a node without enabled
+    incoming connections stays 0 (a feed-forward network gives it ``act(bias)``, as
+    neat-python's ``FeedForwardNetwork`` does)."""
     values = jnp.where(net.is_input, obs[net.input_index], values)
     new = activate(net, node_inputs(net, values, aggregations), activations)
-    return jnp.where(net.is_input, values, new)
+    return jnp.where(net.is_input, values, jnp.where(jnp.any(net.linked, axis=0), new, 0.0))

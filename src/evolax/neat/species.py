@@ -98,7 +98,7 @@ def empty_species(genome: Genome, n_slots: int, pop_size: int, threshold: float)
         representative=jax.tree.map(lambda x: jnp.broadcast_to(x, (n_slots, *x.shape)), genome),
         alive=jnp.zeros(n_slots, bool),
         key=jnp.full(n_slots, NONE, jnp.int32),
-        best_fitness=jnp.full(n_slots, -jnp.inf),
+        best_fitness=jnp.full(n_slots, -jnp.inf, jnp.float32),
         last_improved=jnp.zeros(n_slots, jnp.int32),
         member=jnp.zeros(pop_size, jnp.int32),
         next_key=jnp.zeros([], jnp.int32),

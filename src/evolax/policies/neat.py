@@ -49,7 +49,9 @@ class NEATNetwork(Policy):
             ``exp``, ``softplus``.
         aggregation_options: likewise, from ``sum``, ``product``, ``max``, ``min``,
             ``maxabs``, ``mean`` (each one computed costs a pass over the weight matrix).
-        initial_connection: ``"full"``: every input joined to every output; ``"none"``.
+        initial_connection: ``"full"``: every input joined to every output (and, when
+            ``recurrent``, each output to itself, as neat-python starts a recurrent genome);
+            ``"none"``.
     """
 
     max_nodes: int = eqx.field(static=True, default=32)
@@ -85,6 +87,7 @@ class NEATNetwork(Policy):
             self.max_nodes,
             self.max_conns,
             connected=self.initial_connection == "full",
+            self_loops=self.recurrent,
             n_activations=len(self.activation_options),
             n_aggregations=len(self.aggregation_options),
         )

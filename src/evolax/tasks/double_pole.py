@@ -25,6 +25,20 @@ TRACK = 2.4  # m: the cart fails beyond +-TRACK
 FAILURE_ANGLE = 0.628329  # rad (36 degrees): a pole fails beyond it
 OBS_SCALE = (4.8, 2.0, 0.52, 2.0, 0.52, 2.0)  # x, x_dot, theta_1, theta_1_dot, theta_2, ...
 JIGGLE_STEPS = 100  # Gruau's fitness: the last steps whose jiggle it divides by
+# Gruau et al.'s (1996) generalisation test: these fractions of each range for x, x_dot,
+# theta_1 and theta_1_dot (625 starts, the short pole upright and still)
+GRID_FRACTIONS = (0.05, 0.25, 0.5, 0.75, 0.95)
+GRID_RANGES = ((-2.16, 2.16), (-1.35, 1.35), (-0.06283152, 0.06283152), (-0.15009752, 0.15009752))
+
+
+def generalisation_starts() -> Float[Array, "625 6"]:
+    """The 625 starts of Gruau et al.'s generalisation test, each ``[x, x_dot, theta_1,
+    theta_1_dot, 0, 0]`` (``theta_1`` within 3.6 degrees, ``theta_1_dot`` within 8.6 degrees
+    a second): a controller generalises when it balances at least 200 of them for 1,000
+    steps (NEAT's paper, section 4.2)."""
+    axes = [lo + jnp.asarray(GRID_FRACTIONS) * (hi - lo) for lo, hi in GRID_RANGES]
+    grid = jnp.stack(jnp.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 4)
+    return jnp.concatenate([grid, jnp.zeros((len(grid), 2))], axis=1)
 
 
 @chex.dataclass(frozen=True)
@@ -128,7 +142,11 @@ class DoublePole(Task):
 
     def reset(self, key: PRNGKey) -> DoublePoleState:
         del key  # the benchmark's start is fixed
-        physics = jnp.zeros(6).at[2].set(self.initial_angle)
+        return self.start(jnp.zeros(6).at[2].set(self.initial_angle))
+
+    def start(self, physics: Float[Array, "6"]) -> DoublePoleState:
+        """An episode from ``physics`` (as :func:`generalisation_starts` gives them)."""
+        physics = jnp.asarray(physics)
         return DoublePoleState(
             physics=physics,
             obs=self.observe(physics),
