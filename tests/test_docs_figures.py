@@ -49,6 +49,7 @@ def test_the_docs_quote_benchmark_tables():
         "halfcheetah_ars.md",
         "playground_dmc.md",
         "neat_double_pole.md",
+        "neat_double_pole_nv.md",
     }
     assert tables <= quoted, f"not quoted: {sorted(tables - quoted)}"
 
