@@ -187,12 +187,6 @@ def double_pole_run(
     return steps, 1e-4 * steps + calm
 
 
-def double_pole_steps(policy, max_steps: int = 100_000) -> int:
-    """Steps ``policy(obs) -> force in [-1, 1]`` balances the two poles (velocities observed)
-    from NEAT's start (:func:`double_pole_run`)."""
-    return double_pole_run(policy, max_steps)[0]
-
-
 def neat_python_double_pole(
     seed: int, generations: int = 100
 ) -> tuple[int | None, tuple[int, int]]:
@@ -207,22 +201,13 @@ def neat_python_double_pole(
     def evaluate(genomes, config):
         for _, g in genomes:
             net = neat.nn.FeedForwardNetwork.create(g, config)
-            g.fitness = float(double_pole_steps(lambda obs, net=net: net.activate(obs)[0]))
+            g.fitness = float(double_pole_run(lambda obs, net=net: net.activate(obs)[0])[0])
 
     random.seed(seed)
     population = neat.Population(cfg)
     winner = population.run(evaluate, generations)
     solved = winner.fitness >= cfg.fitness_threshold
     return (population.generation if solved else None), winner.size()
-
-
-def generalisation_score(policy_factory, starts) -> int:
-    """How many of ``starts`` (Gruau's 625) a fresh ``policy_factory()`` balances for 1,000
-    steps without velocities."""
-    return sum(
-        double_pole_run(policy_factory(), 1000, velocities=False, start=s)[0] >= 1000
-        for s in starts
-    )
 
 
 def neat_python_double_pole_nv(
@@ -265,7 +250,10 @@ def neat_python_double_pole_nv(
         tested.add(champion.key)
         if double_pole_run(network(champion), 100_000, velocities=False)[0] < 100_000:
             continue
-        score = generalisation_score(lambda c=champion: network(c), starts)
+        score = sum(  # a fresh network (no memory) from each start
+            double_pole_run(network(champion), 1000, velocities=False, start=s)[0] >= 1000
+            for s in starts
+        )
         if score >= 200:
             return generation, score, champion.size()
     return None, None, None

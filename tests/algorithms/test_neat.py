@@ -34,10 +34,18 @@ neat = pytest.importorskip("neat")
 N_IN, N_OUT, MAX_NODES, MAX_CONNS = 3, 2, 12, 40
 
 
-def random_pairs(n: int, seed: int = 0):
+def small_config():
+    """neat-python's XOR configuration with ``N_IN`` inputs and ``N_OUT`` outputs."""
+    cfg = config()
+    cfg.genome_config.input_keys = [-(i + 1) for i in range(N_IN)]
+    cfg.genome_config.output_keys = list(range(N_OUT))
+    return cfg
+
+
+def random_pairs(n: int, seed: int = 0, cycles: bool = False):
     rng = np.random.default_rng(seed)
     return [
-        random_genome(rng, N_IN, N_OUT, int(rng.integers(0, 6)), int(rng.integers(1, 30)))
+        random_genome(rng, N_IN, N_OUT, int(rng.integers(0, 6)), int(rng.integers(1, 30)), cycles)
         for _ in range(n)
     ]
 
@@ -48,9 +56,7 @@ def stack(genomes):
 
 @pytest.mark.slow
 def test_feed_forward_networks_compute_what_neat_python_s_compute():
-    cfg = config()
-    cfg.genome_config.input_keys = [-(i + 1) for i in range(N_IN)]
-    cfg.genome_config.output_keys = list(range(N_OUT))
+    cfg = small_config()
     genomes = random_pairs(40)
     ours = stack([as_evolax(n, c, N_IN, N_OUT, MAX_NODES, MAX_CONNS) for n, c in genomes])
     policy = NEATNetwork(max_nodes=MAX_NODES, max_conns=MAX_CONNS)
@@ -72,17 +78,11 @@ def test_feed_forward_networks_compute_what_neat_python_s_compute():
 def test_recurrent_networks_compute_what_neat_python_s_compute():
     """Networks with loops and cycles, two activation steps per observation, over a sequence
     of observations (the node values carried between them)."""
-    cfg = config()
-    cfg.genome_config.input_keys = [-(i + 1) for i in range(N_IN)]
-    cfg.genome_config.output_keys = list(range(N_OUT))
-    rng = np.random.default_rng(2)
-    genomes = [
-        random_genome(rng, N_IN, N_OUT, int(rng.integers(0, 6)), int(rng.integers(1, 30)), True)
-        for _ in range(40)
-    ]
+    cfg = small_config()
+    genomes = random_pairs(40, seed=2, cycles=True)
     ours = stack([as_evolax(n, c, N_IN, N_OUT, MAX_NODES, MAX_CONNS) for n, c in genomes])
     policy = NEATNetwork(MAX_NODES, MAX_CONNS, recurrent=True, activation_steps=2)
-    x = rng.normal(size=(6, N_IN)).astype(np.float32)
+    x = np.random.default_rng(3).normal(size=(6, N_IN)).astype(np.float32)
 
     @jax.jit
     def outputs(genome):
@@ -124,9 +124,7 @@ def test_exported_source_and_expressions_compute_what_neat_python_s_networks_com
     from evolax.neat.export import to_python, to_sympy
     from evolax.render import plot_network
 
-    cfg = config()
-    cfg.genome_config.input_keys = [-(i + 1) for i in range(N_IN)]
-    cfg.genome_config.output_keys = list(range(N_OUT))
+    cfg = small_config()
     policy = NEATNetwork(max_nodes=MAX_NODES, max_conns=MAX_CONNS)
     x = np.random.default_rng(7).normal(size=(4, N_IN))
     for k, (nodes, conns) in enumerate(random_pairs(15, seed=8)):
@@ -146,9 +144,7 @@ def test_exported_source_and_expressions_compute_what_neat_python_s_networks_com
 
 @pytest.mark.slow
 def test_the_distance_is_neat_python_s():
-    cfg = config()
-    cfg.genome_config.input_keys = [-(i + 1) for i in range(N_IN)]
-    cfg.genome_config.output_keys = list(range(N_OUT))
+    cfg = small_config()
     rng = np.random.default_rng(2)
     pairs = []
     for _ in range(30):
