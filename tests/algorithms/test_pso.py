@@ -69,45 +69,49 @@ def as_genomes(x):
         ("inertia", "global", 0.2),
     ],
 )
-def test_tell_updates_the_bests_then_moves_by_the_velocity_equations(rule, topology, vmax):
+def test_tell_updates_the_bests_and_ask_moves_by_the_velocity_equations(rule, topology, vmax):
     c1, c2 = (2.1, 2.0) if rule == "constriction" else (1.4, 1.6)
     w = None if rule == "constriction" else 0.6
     algo = PSO(8, rule, c1, c2, w, topology, max_velocity=vmax, init_std=0.5)
     state = algo.init(jax.random.key(0), X0)
     rng = np.random.default_rng(0)
-    # two generations: the initial swarm is evaluated and moved, then evaluated and moved again
+    # two generations: the initial swarm is evaluated, moved and evaluated again
     for generation in range(2):
-        population, state = algo.ask(jax.random.key(1), state)
+        population, state = algo.ask(jax.random.key(1 + generation), state)
         fitness = rng.normal(size=8).astype(np.float32)
         fitness[3 * generation] = np.nan
-        state, _ = algo.tell(jax.random.key(2 + generation), state, population, fitness)
-    # the third move starts from non-zero velocities (except where a particle was its own
+        state, _ = algo.tell(jax.random.key(0), state, population, fitness)
+    # the next move starts from non-zero velocities (except where a particle was its own
     # neighbourhood best: p = g = x gave it v = 0)
     assert np.count_nonzero(np.asarray(state.velocities)) >= 4 * 8
-    population, state = algo.ask(jax.random.key(1), state)
-    x = flat(population)
-    np.testing.assert_array_equal(x, state.population)  # ask returns the current positions
-    fitness = rng.normal(size=8).astype(np.float32)
-    fitness[5] = np.nan
     key = jax.random.key(4)
-    new_state, _ = algo.tell(key, state, population, jnp.asarray(fitness))
-    p, pf = numpy_personal_bests(
+    population, moved = algo.ask(key, state)
+    r1, r2 = (np.asarray(r, np.float64) for r in algo.draws(key, jnp.zeros((8, 8))))
+    expected_x, expected_v = numpy_move(
+        np.asarray(state.population, np.float64),
+        np.asarray(state.velocities, np.float64),
         np.asarray(state.personal_best, np.float64),
         np.asarray(state.personal_best_fitness),
+        r1, r2, rule, topology, c1, c2, w, vmax,
+    )  # fmt: skip
+    x = flat(population)
+    np.testing.assert_allclose(x, expected_x, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(moved.velocities, expected_v, rtol=1e-5, atol=1e-6)
+    if vmax is not None:
+        assert np.max(np.abs(expected_v)) == pytest.approx(vmax)  # the clamp was exercised
+    fitness = rng.normal(size=8).astype(np.float32)
+    fitness[5] = np.nan
+    told, _ = algo.tell(jax.random.key(0), moved, population, jnp.asarray(fitness))
+    p, pf = numpy_personal_bests(
+        np.asarray(moved.personal_best, np.float64),
+        np.asarray(moved.personal_best_fitness),
         x,
         fitness,
     )
-    np.testing.assert_array_equal(new_state.personal_best, p)
-    np.testing.assert_array_equal(new_state.personal_best_fitness, pf)
-    r1, r2 = (np.asarray(r, np.float64) for r in algo.draws(key, jnp.zeros((8, 8))))
-    expected_x, expected_v = numpy_move(
-        x, np.asarray(state.velocities, np.float64), p, pf, r1, r2, rule, topology, c1, c2, w, vmax
-    )
-    np.testing.assert_allclose(new_state.population, expected_x, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(new_state.velocities, expected_v, rtol=1e-5, atol=1e-6)
-    np.testing.assert_array_equal(new_state.fitness, -np.inf)  # moved: not evaluated yet
-    if vmax is not None:
-        assert np.max(np.abs(expected_v)) == pytest.approx(vmax)  # the clamp was exercised
+    np.testing.assert_array_equal(told.personal_best, p)
+    np.testing.assert_array_equal(told.personal_best_fitness, pf)
+    np.testing.assert_array_equal(told.population, x)  # the evaluated positions, and
+    np.testing.assert_array_equal(told.fitness, np.where(np.isnan(fitness), -np.inf, fitness))
 
 
 def test_tell_keeps_personal_bests_and_the_best_ever_and_ignores_nan():
@@ -131,7 +135,7 @@ def test_tell_keeps_personal_bests_and_the_best_ever_and_ignores_nan():
     assert np.all(np.isfinite(state.population)) and np.all(np.isfinite(state.velocities))
 
 
-def test_first_ask_returns_the_initial_swarm_and_ask_never_moves_it():
+def test_asks_before_the_first_tell_return_the_initial_swarm():
     algo = PSO(pop_size=8, init_std=0.5)
     init_key = jax.random.key(5)
     state = algo.init(init_key, X0)
@@ -158,12 +162,11 @@ class EvosaxDrawsPSO(PSO):
 
 def test_moves_match_evosax_from_the_same_draws():
     """evosax 0.3.2's PSO is the inertia-weight rule with a global best (defaults w = 0.75,
-    c1 = 1.5, c2 = 2), moving in ask where evolax moves in tell, and drawing r1, r2 once per
-    particle (evolax: per coordinate; fed evosax's here) and replacing a personal best on
-    ties (evolax: strictly better; no ties here). From the same swarm, with the key of
-    evosax's ask given to evolax's tell, three generations agree: personal bests, the
-    best-ever, velocities and positions (evosax minimises: it gets -fitness; NaN never
-    becomes a personal best in either)."""
+    c1 = 1.5, c2 = 2), moving in ask as evolax does, drawing r1, r2 once per particle
+    (evolax: per coordinate; fed evosax's here) and replacing a personal best on ties
+    (evolax: strictly better; no ties here). From the same evaluated swarm and the same keys,
+    three generations agree: velocities, positions, personal bests and the best-ever (evosax
+    minimises: it gets -fitness; NaN never becomes a personal best in either)."""
     evosax = pytest.importorskip("evosax.algorithms")
 
     pop, dim = 10, 6
@@ -178,20 +181,20 @@ def test_moves_match_evosax_from_the_same_draws():
 
     state = algo.init(jax.random.key(0), jnp.zeros(dim))
     x, state = algo.ask(jax.random.key(1), state)
-    es_state = es.init(jax.random.key(2), x, -fitness_of(x, 0), params)
-    tell = jax.jit(algo.tell)
-    for generation in range(3):
-        move_key = jax.random.key(10 + generation)
-        state, _ = tell(move_key, state, x, fitness_of(x, generation))
-        if generation:
-            es_state, _ = es.tell(move_key, x, -fitness_of(x, generation), es_state, params)
+    state, _ = algo.tell(jax.random.key(1), state, x, fitness_of(x, 0))
+    es_state = es.init(jax.random.key(2), x, -fitness_of(x, 0), params)  # evaluates x
+    ask, tell = jax.jit(algo.ask), jax.jit(algo.tell)
+    for generation in range(1, 4):
+        key = jax.random.key(10 + generation)
+        es_x, es_state = es.ask(key, es_state, params)
+        x, state = ask(key, state)
+        np.testing.assert_allclose(state.velocities, es_state.velocity, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(x, es_x, rtol=1e-6, atol=1e-6)
+        state, _ = tell(key, state, x, fitness_of(x, generation))
+        es_state, _ = es.tell(key, x, -fitness_of(x, generation), es_state, params)
         np.testing.assert_array_equal(state.personal_best, es_state.population_best)
         np.testing.assert_array_equal(state.personal_best_fitness, -es_state.fitness_best)
         np.testing.assert_array_equal(state.best_genome, es_state.best_solution)
-        es_x, es_state = es.ask(move_key, es_state, params)
-        x, state = algo.ask(move_key, state)
-        np.testing.assert_allclose(state.velocities, es_state.velocity, rtol=1e-6, atol=1e-6)
-        np.testing.assert_allclose(x, es_x, rtol=1e-6, atol=1e-6)
 
 
 def run_seeds(algo, dim, gens, n_seeds=3):
@@ -266,9 +269,10 @@ def test_per_particle_draws_share_r_across_coordinates():
     assert r1.shape == r2.shape == (8, 1) and not np.array_equal(r1, r2)
     state = algo.init(jax.random.key(0), jnp.zeros(5))
     x, state = algo.ask(jax.random.key(1), state)
-    state, _ = algo.tell(jax.random.key(2), state, x, -jnp.sum((x - 1.0) ** 2, axis=1))
+    state, _ = algo.tell(jax.random.key(0), state, x, -jnp.sum((x - 1.0) ** 2, axis=1))
+    _, moved = algo.ask(jax.random.key(2), state)
     # from zero velocity, each particle moves along c1 r1 (p - x) + c2 r2 (g - x) with p = x
     g = state.personal_best[jnp.argmax(state.personal_best_fitness)]
     r1, r2 = algo.draws(jax.random.key(2), x)
     step = algo.constriction * algo.social * r2 * (g[None] - x)
-    np.testing.assert_allclose(state.velocities, step, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(moved.velocities, step, rtol=1e-5, atol=1e-6)
