@@ -9,6 +9,7 @@ import pytest
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer, layout
 from evolax import trainer as trainer_module
+from evolax.algorithms import LowRankES
 from evolax.layout import Choice, Layout, choose, chunk_candidates, groups_timed, start_chunk
 from evolax.runner import train
 
@@ -175,3 +176,16 @@ def test_several_seeds_measure_their_layout_vmapped_over_the_seeds(measuring, mo
     assert len(json.loads(measuring.read_text())) == 2  # a choice per number of seeds
     with pytest.raises(ValueError, match="seeds must be a positive integer"):
         trainer.chosen_layout(state, seeds=0)
+
+
+def test_a_seed_held_population_measures_its_layout_over_several_seeds(measuring):
+    """LowRankES's members exist as keys: the stand-in groups of several seeds stack those
+    keys too (NumPy cannot hold them; `evolax train` with `run.seeds` failed here)."""
+    trainer = Trainer(
+        algorithm=LowRankES(pop_size=16),
+        policy=MLP(hidden_sizes=(8,)),
+        task=CartPoleSwingUp(max_steps=50),
+        n_repeats=2,
+    )
+    choice = trainer.chosen_layout(trainer.init(jax.random.key(0)), seeds=2)
+    assert choice.source == "measured" and choice.layout.pop_chunk in chunk_candidates(16)

@@ -279,7 +279,7 @@ class Trainer(eqx.Module):
                 one = functools.partial(evaluate_group, trainer, obs_stats=obs_stats)
                 return jax.vmap(one)(groups, keys)
 
-            groups = jax.tree.map(lambda g: np.stack([g] * seeds), group)
+            groups = jax.tree.map(lambda g: jnp.stack([g] * seeds), group)  # keys too
             keys = jax.random.split(stand_in["key"], seeds)
             return *lower(evaluate_seeds, args[0], groups, keys, args[3]), n_eval
 
