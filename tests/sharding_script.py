@@ -21,6 +21,7 @@ from jax.sharding import PartitionSpec as P
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer, train
 from evolax.algorithms import LowRankES, SimpleGA
+from evolax.runner import _Chunks, initial_states
 from evolax.sharding import POP_AXIS, default_mesh, population_mesh
 from evolax.tasks import MultiAgentWaterWorld
 
@@ -85,6 +86,17 @@ def population_split(out, mesh, t):
     # so a run of chunks reuses its compiled chunk (it crashed on the second chunk)
     options = dict(log_interval=1, test_interval=2, n_test_episodes=8, progress=False)
     out["chunked_run"] = int(np.max(train(ga, 2, seed=[0, 1], **options).state.generation))
+    # a chunk takes the state however it is laid out: XLA may return a chunk's state otherwise
+    # than the chunk took it (a NEAT run of seeds got its genomes back replicated, split in)
+    chunks = _Chunks(ga, batched=True)
+    seeds = initial_states(ga, [0, 1])
+    state = chunks(seeds, 1)[0]
+    split = NamedSharding(mesh, P(None, POP_AXIS))
+    moved = jax.tree.map(
+        lambda leaf: jax.device_put(leaf, split if leaf.ndim > 1 and leaf.shape[1] == 16 else None),
+        state.algo_state,
+    )
+    out["relaid_chunk"] = int(np.max(chunks(state.replace(algo_state=moved), 1)[0].generation))
 
     try:
         Trainer(algorithm=PGPE(pop_size=18), policy=MLP(), task=CartPoleSwingUp(), mesh=mesh)

@@ -38,7 +38,7 @@ def test_eight_fake_devices_agree_and_split_the_population():
     assert out["shard_shapes"] == [[2, 3]] * 8  # 16 individuals x 3 repeats over 8 devices
     assert out["run_traces"] == out["population_run_traces"] == 1
     assert out["population_placed"] == ["P()"] * 2  # returned as it came
-    assert out["chunked_run"] == 2
+    assert out["chunked_run"] == out["relaid_chunk"] == 2
     assert "pop_size=18 does not divide evenly over 8 devices" in out["error"]
     assert "pop_size=16 or 24" in out["error"]
     assert out["default_mesh"] == [8, 3, 6, 8]

@@ -147,8 +147,12 @@ class _Chunks:
             return state, to_host(history), 0.0, time.perf_counter() - start
         if n not in self._compiled:
             self._compiled[n] = self._run.lower(self._arrays, state, n).compile()
+        program = self._compiled[n]
+        # the state as the program takes it: XLA may return a chunk's state laid out otherwise
+        # than the chunk took it (NEAT's genomes came back replicated after going in split)
+        state = jax.device_put(state, program.input_shardings[0][1])
         compiled = time.perf_counter()
-        state, history = jax.block_until_ready(self._compiled[n](self._arrays, state))
+        state, history = jax.block_until_ready(program(self._arrays, state))
         return state, to_host(history), compiled - start, time.perf_counter() - compiled
 
 
