@@ -50,6 +50,7 @@ def test_the_docs_quote_benchmark_tables():
         "playground_dmc.md",
         "neat_double_pole.md",
         "neat_double_pole_nv.md",
+        "hyperneat_visual_discrimination.md",
     }
     assert tables <= quoted, f"not quoted: {sorted(tables - quoted)}"
 

@@ -21,6 +21,7 @@ from evolax.tasks.multi_agent_waterworld import MultiAgentWaterWorld
 from evolax.tasks.playground import Playground, PlaygroundState
 from evolax.tasks.seq2seq import Seq2SeqAddition, Seq2SeqState
 from evolax.tasks.text_painting import TextGuidedPainting, TextGuidedPaintingState
+from evolax.tasks.visual_discrimination import VisualDiscrimination, VisualDiscriminationState
 from evolax.tasks.waterworld import WaterWorld, WaterWorldState
 from evolax.tasks.xor import XOR, XORState
 
@@ -57,6 +58,8 @@ __all__ = [
     "TextGuidedPaintingState",
     "WaterWorld",
     "WaterWorldState",
+    "VisualDiscrimination",
+    "VisualDiscriminationState",
     "XOR",
     "XORState",
     "load_target",
@@ -77,6 +80,7 @@ REGISTRY = {
     "evojax": EvoJAXTask,
     "xor": XOR,
     "double_pole": DoublePole,
+    "visual_discrimination": VisualDiscrimination,
 }
 """Tasks by the short name a configuration gives (``task.name``); an adapter takes its
 environment after a colon."""
