@@ -2,6 +2,10 @@
 the mean), restarts from an elite, the scheduler of mixed emitters on the linear-projection
 benchmark, and one-line errors. Against pyribs: tests/qd/test_qd_pyribs.py (slow)."""
 
+import os
+import subprocess
+import sys
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -83,3 +87,39 @@ def test_bad_settings_raise_one_line(kwargs, message):
     kwargs.setdefault("emitters", ("improvement",) * 2)
     with pytest.raises(ValueError, match=message):
         CMAME(archive=GridArchive((4,), (0,), (1,)), **kwargs)
+
+
+TWO_DEVICES = """
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import equinox as eqx
+import jax
+from evolax.config import build_trainer, resolve
+from evolax.layout import Layout
+config = resolve("cartpole_easy", [
+    "algorithm.name=cma_mae", "algorithm.pop_size=16", "algorithm.grid_shape=[4, 4]",
+    "algorithm.n_emitters=4", "trainer.n_repeats=2", "task.max_steps=50",
+    "policy.hidden_sizes=[8]",
+])
+trainer = build_trainer(config).with_layout(Layout(2, 8))
+state = trainer.init(jax.random.key(0))
+jax.block_until_ready(eqx.filter_jit(lambda t, s: t.run(s, 2))(trainer, state))
+print("ran")
+"""
+
+
+def test_four_emitters_on_two_cpu_devices_run():
+    """Each device's thread eigendecomposed its two emitters' covariances as one LAPACK batch,
+    which waits on the intra-op pool that both devices' threads held: the run hung."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", TWO_DEVICES],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("CMA-MAE with 4 emitters on 2 CPU devices hung")
+    assert result.returncode == 0 and result.stdout.strip() == "ran", result.stderr

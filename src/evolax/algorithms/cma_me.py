@@ -200,13 +200,19 @@ class CMAME(Algorithm[CMAMEState]):
         n, b = len(self.emitters), self.batch_size
         restart_key, pick_key = jax.random.split(key)
         kinds = jnp.asarray([RANKERS.index(k) for k in self.emitters], jnp.int32)
-        updated, restart = jax.vmap(self._update)(
-            state.emitters,
-            x.reshape(n, b, -1),
-            fitness.reshape(n, b),
-            descriptors.reshape(n, b, -1),
-            jax.tree.map(lambda a: a.reshape(n, b), added),
-            kinds,
+        # one emitter after another (lax.map, not vmap): a batch of LAPACK eigh calls on each of
+        # 2 CPU devices waited for the 2-thread pool both devices' threads held, and the run
+        # hung (4 emitters on 2 devices)
+        updated, restart = jax.lax.map(
+            lambda args: self._update(*args),
+            (
+                state.emitters,
+                x.reshape(n, b, -1),
+                fitness.reshape(n, b),
+                descriptors.reshape(n, b, -1),
+                jax.tree.map(lambda a: a.reshape(n, b), added),
+                kinds,
+            ),
         )
         # restarted emitters start again from random elites of the (updated) archive
         starts = archive.genomes[self.archive.sample(pick_key, archive, n)]
