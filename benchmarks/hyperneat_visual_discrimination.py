@@ -25,7 +25,7 @@ import numpy as np
 import evolax
 from cartpole_seeds import quartiles, train_run
 from evolax.config import resolve
-from evolax.tasks.visual_discrimination import RESOLUTION, SPACING, trials
+from evolax.tasks.visual_discrimination import N_TRIALS, RESOLUTION, SPACING, trials
 from results_table import RESULTS, write_results
 
 DIRECT = [  # the same network, its weights searched directly
@@ -54,7 +54,7 @@ def fixed_choices() -> dict[str, float]:
 
 def rms_pixels(value: float) -> float:
     """The root-mean-square distance, in pixels, of a return over the 75 trials."""
-    return math.sqrt(max(-value, 0.0) / len(trials()[1])) / SPACING
+    return math.sqrt(max(-value, 0.0) / N_TRIALS) / SPACING
 
 
 def measure(name: str, overrides: list[str], seeds: int, generations: int) -> dict:

@@ -77,11 +77,11 @@ class HyperNEAT(Policy):
     action's (:func:`output_sheet`) are two sheets over ``[-1, 1]^2`` at their pixels'
     positions (:func:`sheet_coordinates`; no hidden layers): the CPPN's ``(x1, y1)`` is a
     node of the input sheet and ``(x2, y2)`` one of the output sheet, as in the paper's
-    visual discrimination task. The genome carries the input and output coordinates: set others
-    there. :meth:`prepare` paints the
-    weights once per evaluation: an output ``w`` (clipped to ``[-1, 1]``) with ``|w| <
-    weight_threshold`` makes no connection, any other ``sign(w) (|w| - weight_threshold) / (1 -
-    weight_threshold) * max_weight`` (the paper's expression threshold). Substrate nodes are
+    visual discrimination task. The genome carries the input and output coordinates: set
+    others there. :meth:`prepare` paints the weights once per evaluation: an output ``w``
+    (clipped to ``[-1, 1]``) with ``|w| < weight_threshold`` makes no connection, any other
+    ``sign(w) (|w| - weight_threshold) / (1 - weight_threshold) * max_weight`` (the paper's
+    expression threshold). Substrate nodes are
     tanh units without biases; the outputs are tanh (in ``[-1, 1]``) or, with
     ``output_activation="identity"``, their weighted sums (a choice by the highest output
     then has no ties where tanh saturates). Observations are flattened; the action is a

@@ -20,6 +20,8 @@ OFFSET = 5
 """How far the large object's centre is from the small object: right, down and diagonally."""
 SPACING = 2.0 / (RESOLUTION - 1)
 """The distance between neighbouring pixels when the field spans ``[-1, 1]``."""
+N_TRIALS = 3 * len(SMALL_POSITIONS) ** 2
+"""75: the large object right of, below and diagonal to each of the small one's positions."""
 
 
 def trials() -> tuple[np.ndarray, np.ndarray]:
@@ -64,9 +66,9 @@ class VisualDiscriminationState:
 class VisualDiscrimination(Task):
     """Find the larger of two objects: the 75 trials of :func:`trials` shown one per step.
     The action is the target field (``[121]``, the ``[11, 11]`` pixels in row-major order);
-    its highest pixel is the choice, and the
-    step's reward is minus the squared distance from it to the large object's centre (the
-    field spans ``[-1, 1]``, so neighbouring pixels are 0.2 apart). An episode's return is
+    its highest pixel is the choice, and the step's reward is minus the squared distance from
+    it to the large object's centre (the field spans ``[-1, 1]``, so neighbouring pixels are
+    0.2 apart). An episode's return is
     minus the sum of squared distances over the 75 trials, the paper's fitness up to its
     offset: 0 is perfect. Deterministic: one episode per individual suffices.
 
@@ -79,9 +81,10 @@ class VisualDiscrimination(Task):
     action_shape: tuple[int, ...] = eqx.field(static=True, default=(RESOLUTION * RESOLUTION,))
 
     def __check_init__(self):
-        n = len(SMALL_POSITIONS) ** 2 * 3
-        if self.max_steps != n:
-            raise ValueError(f"max_steps must be {n} (one step per trial), got {self.max_steps}")
+        if self.max_steps != N_TRIALS:
+            raise ValueError(
+                f"max_steps must be {N_TRIALS} (one step per trial), got {self.max_steps}"
+            )
 
     def reset(self, key: PRNGKey) -> VisualDiscriminationState:
         del key
