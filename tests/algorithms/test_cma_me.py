@@ -96,6 +96,7 @@ import equinox as eqx
 import jax
 from evolax.config import build_trainer, resolve
 from evolax.layout import Layout
+from evolax.runner import initial_states
 config = resolve("cartpole_easy", [
     "algorithm.name=cma_mae", "algorithm.pop_size=16", "algorithm.grid_shape=[4, 4]",
     "algorithm.n_emitters=4", "trainer.n_repeats=2", "task.max_steps=50",
@@ -104,13 +105,16 @@ config = resolve("cartpole_easy", [
 trainer = build_trainer(config).with_layout(Layout(2, 8))
 state = trainer.init(jax.random.key(0))
 jax.block_until_ready(eqx.filter_jit(lambda t, s: t.run(s, 2))(trainer, state))
+states = initial_states(trainer, [0, 1])  # and two seeds vmapped together
+jax.block_until_ready(eqx.filter_jit(jax.vmap(lambda s: trainer.run(s, 2)))(states))
 print("ran")
 """
 
 
 def test_four_emitters_on_two_cpu_devices_run():
-    """Each device's thread eigendecomposed its two emitters' covariances as one LAPACK batch,
-    which waits on the intra-op pool that both devices' threads held: the run hung."""
+    """Each device's thread eigendecomposed its two emitters' covariances (or two seeds') as one
+    LAPACK batch, which waits on the intra-op pool that both devices' threads held: the run
+    hung."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     try:
         result = subprocess.run(
@@ -121,5 +125,5 @@ def test_four_emitters_on_two_cpu_devices_run():
             env=env,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail("CMA-MAE with 4 emitters on 2 CPU devices hung")
+        pytest.fail("CMA-MAE with 4 emitters (or 2 seeds) on 2 CPU devices hung")
     assert result.returncode == 0 and result.stdout.strip() == "ran", result.stderr

@@ -21,6 +21,7 @@ from evolax.algorithms.base import (
     normal,
 )
 from evolax.algorithms.shaping import Shaping, raw
+from evolax.algorithms.unbatched import one_at_a_time
 from evolax.types import PRNGKey
 from evolax.validation import (
     check_in_interval,
@@ -28,6 +29,9 @@ from evolax.validation import (
     check_positive_int,
     concrete_number,
 )
+
+# vmapped over seeds, one matrix per LAPACK call (see evolax.algorithms.unbatched)
+_thin_svd = one_at_a_time(lambda rows: jnp.linalg.svd(rows, full_matrices=False))
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -57,7 +61,7 @@ def principal_directions(
     eigenvectors as orthonormal rows, ``[k, D]``. Singular values within rounding of 0
     (``10 k eps`` of the largest) and their rows are 0, so zero or repeated rows add no
     direction."""
-    _, singular, vectors = jnp.linalg.svd(rows, full_matrices=False)
+    _, singular, vectors = _thin_svd(rows)
     floor = singular[0] * 10 * rows.shape[0] * jnp.finfo(rows.dtype).eps
     keep = singular > jnp.maximum(floor, jnp.finfo(rows.dtype).tiny)
     return jnp.where(keep, singular**2, 0.0), jnp.where(keep[:, None], vectors, 0.0)

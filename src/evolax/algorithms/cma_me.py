@@ -15,8 +15,11 @@ from evolax.algorithms.base import HIGHEST, Algorithm, normal
 from evolax.algorithms.cma_es import decompose
 from evolax.algorithms.cma_family import expected_norm
 from evolax.algorithms.map_elites import QDState
+from evolax.algorithms.unbatched import one_at_a_time
 from evolax.qd import Archive, ArchiveState, GridArchive, Insertion
 from evolax.validation import check_positive, check_positive_int
+
+_decompose = one_at_a_time(decompose)  # vmapped over emitters (and seeds), one matrix per call
 
 RANKERS = ("improvement", "optimizing", "random_direction", "value")
 """The emitters' rankings (pyribs' names in brackets):
@@ -200,19 +203,13 @@ class CMAME(Algorithm[CMAMEState]):
         n, b = len(self.emitters), self.batch_size
         restart_key, pick_key = jax.random.split(key)
         kinds = jnp.asarray([RANKERS.index(k) for k in self.emitters], jnp.int32)
-        # one emitter after another (lax.map, not vmap): a batch of LAPACK eigh calls on each of
-        # 2 CPU devices waited for the 2-thread pool both devices' threads held, and the run
-        # hung (4 emitters on 2 devices)
-        updated, restart = jax.lax.map(
-            lambda args: self._update(*args),
-            (
-                state.emitters,
-                x.reshape(n, b, -1),
-                fitness.reshape(n, b),
-                descriptors.reshape(n, b, -1),
-                jax.tree.map(lambda a: a.reshape(n, b), added),
-                kinds,
-            ),
+        updated, restart = jax.vmap(self._update)(
+            state.emitters,
+            x.reshape(n, b, -1),
+            fitness.reshape(n, b),
+            descriptors.reshape(n, b, -1),
+            jax.tree.map(lambda a: a.reshape(n, b), added),
+            kinds,
         )
         # restarted emitters start again from random elites of the (updated) archive
         starts = archive.genomes[self.archive.sample(pick_key, archive, n)]
@@ -269,7 +266,7 @@ class CMAME(Algorithm[CMAMEState]):
         cov = decay * e.cov + c1 * jnp.outer(p_c, p_c) + c_mu * rank_mu
         cov = 0.5 * (cov + cov.T)
         std = e.std * jnp.exp(jnp.minimum(1.0, (c_s / d_s) * (jnp.linalg.norm(p_sigma) / chi - 1)))
-        eigvecs, eigvals_sqrt = decompose(cov)
+        eigvecs, eigvals_sqrt = _decompose(cov)
         moved = e.replace(  # type: ignore[attr-defined]
             mean=e.mean + e.std * y_w,
             std=std,

@@ -13,9 +13,13 @@ from jaxtyping import Array, Bool, Float, Int
 
 from evolax.algorithms.base import HIGHEST, PopulationAlgorithm
 from evolax.algorithms.multiobjective import FrontState, RealCoded
+from evolax.algorithms.unbatched import one_at_a_time
 from evolax.pareto.reference_directions import simplex_lattice
 from evolax.types import PRNGKey
 from evolax.validation import check_positive_int
+
+# vmapped over seeds, one system per LAPACK call (see evolax.algorithms.unbatched)
+_solve = one_at_a_time(jnp.linalg.solve)
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -234,7 +238,7 @@ def hyperplane_nadir(
     translated = extremes - ideal[None]
     ones = jnp.ones(m, extremes.dtype)
     safe = jnp.where(jnp.all(jnp.isfinite(translated)), translated, jnp.eye(m, dtype=ones.dtype))
-    plane = jnp.linalg.solve(safe, ones)
+    plane = _solve(safe, ones)
     intercepts = 1.0 / plane
     tolerance = max(1e-5, 100 * float(jnp.finfo(extremes.dtype).eps))
     residual = jnp.abs(jnp.matmul(safe, plane, precision=HIGHEST) - ones)
