@@ -101,17 +101,22 @@ def test_recurrent_networks_compute_what_neat_python_s_compute():
         np.testing.assert_allclose(got[k], want, rtol=1e-4, atol=1e-5, err_msg=f"genome {k}")
 
 
-@pytest.mark.parametrize("recurrent", [False, True])
-def test_the_start_genome_has_neat_python_s_full_connections(recurrent):
-    """A recurrent genome starts with each output looping on itself, as neat-python's."""
+@pytest.mark.parametrize(("recurrent", "n_hidden"), [(False, 0), (True, 0), (False, 3), (True, 2)])
+def test_the_start_genome_has_neat_python_s_full_connections(recurrent, n_hidden):
+    """A recurrent genome starts with each output (and hidden node) looping on itself; hidden
+    nodes sit between the inputs and outputs (``full_nodirect``), as neat-python's."""
     cfg = config()
     cfg.genome_config.feed_forward = not recurrent
+    cfg.genome_config.num_hidden = n_hidden
+    cfg.genome_config.initial_connection = "full_nodirect"
     cfg.genome_config.innovation_tracker = neat.innovation.InnovationTracker()
     genome = neat.DefaultGenome(0)
     genome.configure_new(cfg.genome_config)
     n_in = cfg.genome_config.num_inputs
-    key = {k: -(k + 1) for k in range(n_in)} | {n_in: 0}  # evolax's ids as neat-python's
-    ours = NEATNetwork(recurrent=recurrent).init(None, (n_in,), (1,))
+    key = {k: -(k + 1) for k in range(n_in)}  # evolax's ids as neat-python's
+    key |= {n_in + k: k for k in range(1 + n_hidden)}  # the output, then the hidden nodes
+    ours = NEATNetwork(recurrent=recurrent, n_hidden=n_hidden).init(None, (n_in,), (1,))
+    assert int(np.sum(np.asarray(ours.node_id) != NONE)) == n_in + 1 + n_hidden
     real = np.asarray(ours.innovation) != NONE
     pairs = zip(np.asarray(ours.conn_in)[real], np.asarray(ours.conn_out)[real], strict=True)
     assert sorted((key[int(a)], key[int(b)]) for a, b in pairs) == sorted(genome.connections)

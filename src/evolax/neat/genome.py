@@ -14,10 +14,12 @@ counter that starts at ``I + O``. A connection names its two nodes by id.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 NONE = int(jnp.iinfo(jnp.int32).max)
@@ -74,47 +76,51 @@ def minimal_genome(
     n_activations: int = 1,
     n_aggregations: int = 1,
     self_loops: bool = False,
+    n_hidden: int = 0,
 ) -> Genome:
-    """The start genome: inputs and outputs, each input joined to each output (innovations
-    ``0 .. I*O - 1``, input-major) when ``connected``, and with ``self_loops`` each output to
-    itself (innovations ``I*O ..``: neat-python's full start for a recurrent genome); weights
-    and biases zero, responses one.
+    """The start genome: inputs, outputs and ``n_hidden`` hidden nodes (ids in that order).
+    When ``connected``, each input is joined to each output (no hidden nodes), or, as
+    neat-python's ``full_nodirect``, each input to each hidden node and each hidden node to
+    each output (innovations from 0 in that order, source-major); with ``self_loops`` each
+    output and hidden node also to itself (neat-python's full start for a recurrent genome).
+    Weights and biases zero, responses one.
 
     Raises:
-        ValueError: the capacities cannot hold the inputs, outputs and first connections.
+        ValueError: the capacities cannot hold the nodes and first connections.
     """
-    if max_nodes < n_inputs + n_outputs:
+    used = n_inputs + n_outputs + n_hidden
+    if max_nodes < used:
         raise ValueError(
-            f"max_nodes must hold the {n_inputs} inputs and {n_outputs} outputs, got {max_nodes}"
+            f"max_nodes must hold the {n_inputs} inputs, {n_outputs} outputs and {n_hidden} "
+            f"hidden nodes, got {max_nodes}"
         )
-    n_direct = n_inputs * n_outputs if connected else 0
-    n_conns = n_direct + (n_outputs if connected and self_loops else 0)
-    if max_conns < max(n_conns, 1):
-        raise ValueError(
-            f"max_conns must hold the {n_conns} first connections (inputs x outputs"
-            f"{', outputs to themselves' if n_conns > n_direct else ''}), got {max_conns}"
-        )
-    used = n_inputs + n_outputs
+    inputs, outputs = np.arange(n_inputs), np.arange(n_inputs, n_inputs + n_outputs)
+    hidden = np.arange(n_inputs + n_outputs, used)
+    pairs: list[tuple[int, int]] = []
+    if connected:
+        layers = [inputs, outputs] if n_hidden == 0 else [inputs, hidden, outputs]
+        for sources, targets in itertools.pairwise(layers):
+            pairs += [(int(a), int(b)) for a in sources for b in targets]
+        if self_loops:
+            pairs += [(int(n), int(n)) for n in np.concatenate([outputs, hidden])]
+    if max_conns < max(len(pairs), 1):
+        raise ValueError(f"max_conns must hold the {len(pairs)} first connections, got {max_conns}")
+    ends = np.full((max_conns, 2), int(NONE))
+    ends[: len(pairs)] = np.asarray(pairs, int).reshape(-1, 2)
+    real = jnp.arange(max_conns) < len(pairs)
     node_id = jnp.where(jnp.arange(max_nodes) < used, jnp.arange(max_nodes), NONE)
-    pairs = jnp.arange(max_conns)
-    real = pairs < n_conns
-    loop = pairs - n_direct + n_inputs  # the output a self-connection loops on
-    conn_in = jnp.where(real, jnp.where(pairs < n_direct, pairs // max(n_outputs, 1), loop), NONE)
-    conn_out = jnp.where(
-        real, jnp.where(pairs < n_direct, n_inputs + pairs % max(n_outputs, 1), loop), NONE
-    )
     return Genome(
         node_id=node_id.astype(jnp.int32),
         bias=jnp.zeros(max_nodes),
         response=jnp.ones(max_nodes),
         activation=jnp.zeros(max_nodes, jnp.int32),
         aggregation=jnp.zeros(max_nodes, jnp.int32),
-        conn_in=conn_in.astype(jnp.int32),
-        conn_out=conn_out.astype(jnp.int32),
+        conn_in=jnp.asarray(ends[:, 0], jnp.int32),
+        conn_out=jnp.asarray(ends[:, 1], jnp.int32),
         weight=jnp.zeros(max_conns),
         enabled=real,
-        innovation=jnp.where(real, pairs, NONE).astype(jnp.int32),
-        output_ids=jnp.arange(n_inputs, used, dtype=jnp.int32),
+        innovation=jnp.where(real, jnp.arange(max_conns), NONE).astype(jnp.int32),
+        output_ids=jnp.asarray(outputs, jnp.int32),
         n_activations=jnp.asarray(n_activations, jnp.int32),
         n_aggregations=jnp.asarray(n_aggregations, jnp.int32),
     )

@@ -49,9 +49,11 @@ class NEATNetwork(Policy):
             ``exp``, ``softplus``.
         aggregation_options: likewise, from ``sum``, ``product``, ``max``, ``min``,
             ``maxabs``, ``mean`` (each one computed costs a pass over the weight matrix).
-        initial_connection: ``"full"``: every input joined to every output (and, when
-            ``recurrent``, each output to itself, as neat-python starts a recurrent genome);
-            ``"none"``.
+        initial_connection: ``"full"``: every input joined to every output, or, with
+            ``n_hidden``, to every hidden node and each of those to every output
+            (neat-python's ``full_nodirect``); when ``recurrent``, each output and hidden
+            node also joined to itself, as neat-python starts a recurrent genome. ``"none"``.
+        n_hidden: hidden nodes of the start genome (neat-python's ``num_hidden``), ``>= 0``.
     """
 
     max_nodes: int = eqx.field(static=True, default=32)
@@ -63,11 +65,14 @@ class NEATNetwork(Policy):
     )
     aggregation_options: tuple[str, ...] = eqx.field(static=True, default=("sum",), converter=tuple)
     initial_connection: str = eqx.field(static=True, default="full")
+    n_hidden: int = eqx.field(static=True, default=0)
 
     def __check_init__(self):
         check_positive_int("max_nodes", self.max_nodes)
         check_positive_int("max_conns", self.max_conns)
         check_positive_int("activation_steps", self.activation_steps)
+        if not isinstance(self.n_hidden, int) or self.n_hidden < 0:
+            raise ValueError(f"n_hidden must be an integer >= 0, got {self.n_hidden!r}")
         check_options("activation_options", self.activation_options, ACTIVATIONS)
         check_options("aggregation_options", self.aggregation_options, AGGREGATIONS)
         if self.initial_connection not in ("full", "none"):
@@ -90,6 +95,7 @@ class NEATNetwork(Policy):
             self_loops=self.recurrent,
             n_activations=len(self.activation_options),
             n_aggregations=len(self.aggregation_options),
+            n_hidden=self.n_hidden,
         )
 
     def export(self, genome: Genome) -> dict:
