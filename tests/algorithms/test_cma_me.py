@@ -91,7 +91,9 @@ def test_bad_settings_raise_one_line(kwargs, message):
 
 TWO_DEVICES = """
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+os.environ["XLA_FLAGS"] = (
+    "--xla_force_host_platform_device_count=2 --xla_backend_optimization_level=0"
+)
 import equinox as eqx
 import jax
 from evolax.config import build_trainer, resolve
