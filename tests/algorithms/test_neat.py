@@ -122,6 +122,20 @@ def test_the_start_genome_has_neat_python_s_full_connections(recurrent, n_hidden
     assert sorted((key[int(a)], key[int(b)]) for a, b in pairs) == sorted(genome.connections)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(n_hidden=-1), r"^n_hidden must be an integer >= 0, got -1$"),
+        (dict(initial_connection="partial"), r"^initial_connection must be 'full' or 'none'"),
+        (dict(max_nodes=7, n_hidden=4), r"^max_nodes must hold the 3 inputs, 1 outputs and 4 "),
+        (dict(max_conns=10, n_hidden=4), r"^max_conns must hold the 16 first connections, got 10$"),
+    ],
+)
+def test_bad_network_settings_raise_one_line(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        NEATNetwork(**kwargs).init(None, (3,), (1,))
+
+
 @pytest.mark.slow
 def test_exported_source_and_expressions_compute_what_neat_python_s_networks_compute(tmp_path):
     import sympy
