@@ -9,7 +9,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.validation import check_in_interval, check_non_negative, check_positive
+from evolax.validation import (
+    check_in_interval,
+    check_non_negative,
+    check_non_negative_int,
+    check_positive,
+)
 
 
 @pytest.mark.parametrize(
@@ -54,3 +59,10 @@ def test_numpy_numbers_in_range_and_jax_arrays_pass():
     # JAX arrays may be tracers: not checked, traced or not
     check_positive("mass", jnp.array(-1.0))
     jax.vmap(lambda x: check_non_negative("friction", x) or x)(jnp.array([-1.0]))
+
+
+@pytest.mark.parametrize("value", [-1, True, 2.0, np.int64(3), None])
+def test_non_negative_int_takes_python_ints_only(value):
+    with pytest.raises(ValueError, match=r"^count must be a non-negative integer, got "):
+        check_non_negative_int("count", value)
+    check_non_negative_int("count", 0)

@@ -14,6 +14,12 @@ def check_positive_int(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
+def check_non_negative_int(name: str, value: object) -> None:
+    """Raise unless ``value`` is an ``int`` ``>= 0`` (``bool`` is not accepted)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+
+
 def concrete_number(value: object) -> float | None:
     """``value`` as a ``float`` when it is a concrete Python or NumPy real number (a NumPy
     scalar or 0-d array); ``None`` for anything else, JAX arrays included: they may be tracers

@@ -125,7 +125,7 @@ def test_the_start_genome_has_neat_python_s_full_connections(recurrent, n_hidden
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        (dict(n_hidden=-1), r"^n_hidden must be an integer >= 0, got -1$"),
+        (dict(n_hidden=-1), r"^n_hidden must be a non-negative integer, got -1$"),
         (dict(initial_connection="partial"), r"^initial_connection must be 'full' or 'none'"),
         (dict(max_nodes=7, n_hidden=4), r"^max_nodes must hold the 3 inputs, 1 outputs and 4 "),
         (dict(max_conns=10, n_hidden=4), r"^max_conns must hold the 16 first connections, got 10$"),

@@ -31,7 +31,7 @@ from evolax.neat.mutation import (
 from evolax.neat.reproduction import spawn_amounts, species_fitness, stagnant
 from evolax.neat.species import Species, empty_species, speciate
 from evolax.types import Metrics, PRNGKey
-from evolax.validation import check_positive, check_positive_int
+from evolax.validation import check_non_negative_int, check_positive, check_positive_int
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -175,9 +175,7 @@ class NEAT(PopulationAlgorithm[NEATState]):
         for name in ("max_stagnation", "min_species_size"):
             check_positive_int(name, getattr(self, name))
         for name in ("target_species", "species_elitism", "elitism"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+            check_non_negative_int(name, getattr(self, name))
         for name in (
             "node_add_prob",
             "node_delete_prob",

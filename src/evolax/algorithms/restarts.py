@@ -24,7 +24,7 @@ from jax.flatten_util import ravel_pytree
 from evolax.algorithms.base import Algorithm
 from evolax.algorithms.cma_family import default_pop_size
 from evolax.types import Params, Population, PRNGKey
-from evolax.validation import check_positive, check_positive_int
+from evolax.validation import check_non_negative_int, check_positive, check_positive_int
 
 AlgorithmFactory = Callable[[int, float], Algorithm]
 """``factory(pop_size, init_std) -> Algorithm`` with a ``should_stop(state)`` method; the
@@ -209,10 +209,8 @@ def _check_common(init_std, increase_factor, max_restarts, pop_size):
     check_positive("init_std", init_std)
     if not increase_factor > 1:
         raise ValueError(f"increase_factor must be greater than 1, got {increase_factor!r}")
-    if max_restarts is not None and (
-        isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0
-    ):
-        raise ValueError(f"max_restarts must be a non-negative integer, got {max_restarts!r}")
+    if max_restarts is not None:
+        check_non_negative_int("max_restarts", max_restarts)
     if pop_size is not None:
         check_positive_int("pop_size", pop_size)
 

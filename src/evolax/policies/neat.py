@@ -22,7 +22,7 @@ from evolax.neat.network import (
 )
 from evolax.policies.base import EmptyState, Policy
 from evolax.types import PRNGKey
-from evolax.validation import check_positive_int
+from evolax.validation import check_non_negative_int, check_positive_int
 
 
 class NEATNetwork(Policy):
@@ -71,8 +71,7 @@ class NEATNetwork(Policy):
         check_positive_int("max_nodes", self.max_nodes)
         check_positive_int("max_conns", self.max_conns)
         check_positive_int("activation_steps", self.activation_steps)
-        if not isinstance(self.n_hidden, int) or self.n_hidden < 0:
-            raise ValueError(f"n_hidden must be an integer >= 0, got {self.n_hidden!r}")
+        check_non_negative_int("n_hidden", self.n_hidden)
         check_options("activation_options", self.activation_options, ACTIVATIONS)
         check_options("aggregation_options", self.aggregation_options, AGGREGATIONS)
         if self.initial_connection not in ("full", "none"):

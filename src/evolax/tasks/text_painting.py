@@ -30,6 +30,7 @@ from evolax.tasks.image_approximation import (
     check_painting_options,
 )
 from evolax.types import Done, PRNGKey, Reward
+from evolax.validation import check_non_negative_int
 
 DEFAULT_CROP_SCALE = (0.7, 0.9)
 """The range of the area of a random crop, as a fraction of the canvas (EvoJAX's)."""
@@ -159,8 +160,7 @@ class TextGuidedPainting(TrianglePainting):
             )
         color = check_painting_options(n_triangles, alpha_scale, background, squash)
         height, width = _check_size(size)
-        if isinstance(n_crops, bool) or not isinstance(n_crops, int) or n_crops < 0:
-            raise ValueError(f"n_crops must be a non-negative integer, got {n_crops!r}")
+        check_non_negative_int("n_crops", n_crops)
         self.crop_scale = _check_range("crop_scale", crop_scale, upper=1.0)
         self.crop_ratio = _check_range("crop_ratio", crop_ratio, upper=None)
         image = jax.ShapeDtypeStruct((height, width, 3), jnp.float32)
