@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import chex
 import equinox as eqx
 import jax.numpy as jnp
@@ -24,9 +26,10 @@ N_TRIALS = 3 * len(SMALL_POSITIONS) ** 2
 """75: the large object right of, below and diagonal to each of the small one's positions."""
 
 
+@functools.cache
 def trials() -> tuple[np.ndarray, np.ndarray]:
     """The 75 trials: visual fields ``f32[75, 11, 11]`` (1 on the objects, 0 elsewhere) and
-    the large object's centre in each, ``i32[75, 2]`` (row, column).
+    the large object's centre in each, ``i32[75, 2]`` (row, column); built once, read-only.
 
     The small object (one pixel) takes each of the 25 positions of :data:`SMALL_POSITIONS`;
     for each, the large one (3 x 3 pixels) is centred 5 pixels to its right, below it, and
@@ -44,7 +47,10 @@ def trials() -> tuple[np.ndarray, np.ndarray]:
                 field[row, col] = 1.0
                 fields.append(field)
                 targets.append(centre)
-    return np.stack(fields), np.stack(targets).astype(np.int32)
+    stacked = np.stack(fields), np.stack(targets).astype(np.int32)
+    for array in stacked:
+        array.setflags(write=False)
+    return stacked
 
 
 def squared_distance(action: Float[Array, " 121"], target: Int[Array, " 2"]) -> Float[Array, ""]:
