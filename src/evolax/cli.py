@@ -318,7 +318,7 @@ def _record_data_dir(config: dict[str, Any]) -> None:
 def _train(args: argparse.Namespace) -> int:
     import jax
 
-    from evolax.runner import train
+    from evolax.runner import POPULATION_METRICS, train
     from evolax.runs import read_config
 
     overrides = _assignments(args)
@@ -398,6 +398,13 @@ def _train(args: argparse.Namespace) -> int:
             f"{_score(s['final_test_std'])} over {run.test_episodes} episodes; best "
             f"{_score(s['best_test_mean'])}"
         )
+    ends = [
+        f"{name.replace('_', ' ')} {_score(s.get(f'final_{name}', s.get(f'final_{name}_median')))}"
+        for name in POPULATION_METRICS
+        if f"final_{name}" in s or f"final_{name}_median" in s
+    ]
+    if ends:
+        scores += "\nlast generation's " + ("median " if "seeds" in s else "") + ", ".join(ends)
     print_if(
         leader,
         f"done: generation {s['generations']} after {s['total_wall_time_s']:.1f} s "

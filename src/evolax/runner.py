@@ -372,19 +372,24 @@ def _finish(
         "layout_tuning_s": choice.tuning_seconds,
         "interrupted": run.stopping,
     }
+    ends = _last_population_metrics(run)
     if run.seeds is None:
         summary["final_test_mean"] = last[0].get("test_mean")
         summary["final_test_std"] = last[0].get("test_std")
         summary["best_test_mean"] = best[0]
+        summary.update({f"final_{k}": v[0] for k, v in ends.items()})
     else:
         finals = [t.get("test_mean") for t in last]
         summary["seeds"] = run.seeds
         summary["per_seed"] = [
             {"seed": s, "final_test_mean": f, "best_test_mean": b}
-            for s, f, b in zip(run.seeds, finals, best, strict=True)
+            | {f"final_{k}": v[j] for k, v in ends.items()}
+            for j, (s, f, b) in enumerate(zip(run.seeds, finals, best, strict=True))
         ]
         summary.update(_spread("final_test", finals))
         summary.update(_spread("best_test", best))
+        for k, v in ends.items():
+            summary.update(_spread(f"final_{k}", list(v)))
     if run.store is not None:
         write_json_atomic(cast(Path, run.run_dir) / SUMMARY, summary)
         _write_front(run)
@@ -441,6 +446,17 @@ def _write_archive(run: Progress) -> None:
         record["descriptor_low"] = list(layout.descriptor_low)
         record["descriptor_high"] = list(layout.descriptor_high)
     write_json_atomic(cast(Path, run.run_dir) / ARCHIVE, record)
+
+
+POPULATION_METRICS = ("coverage", "qd_score", "front_size", "hypervolume")
+
+
+def _last_population_metrics(run: Progress) -> dict[str, list[float]]:
+    """What a quality-diversity archive (``coverage``, ``qd_score``) or a multi-objective
+    population (``front_size``, ``hypervolume``) ended the run with: each seed's value at the
+    last generation trained in this process ({} for other algorithms)."""
+    history = {k: np.asarray(run.history[k]) for k in POPULATION_METRICS if k in run.history}
+    return {k: [float(x) for x in np.reshape(v[..., -1], -1)] for k, v in history.items() if v.size}
 
 
 def _spread(name: str, values: list[float | None]) -> dict[str, float | None]:

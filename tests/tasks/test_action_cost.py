@@ -84,6 +84,8 @@ def test_nsga2_trains_two_objective_cartpole_through_train(tmp_path):
     # non-dominated, and the plot of it
     front = json.loads((run_dir / "pareto_front.json").read_text())
     assert np.shape(front["objectives"]) == (8, 2) and any(front["pareto_front"])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["final_front_size"] == sum(front["pareto_front"])
     assert cli.main(["plot", str(run_dir)]) == 0
     assert (run_dir / "pareto_front.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     resumed = evolax.train(trainer, 4, resume=True, **settings)

@@ -57,6 +57,12 @@ def test_the_arm_preset_fills_an_archive_that_evolax_plot_draws(tmp_path, capsys
         # one elite per cell
         cells = np.minimum((descriptors * 8).astype(int), 7)
         assert len({tuple(c) for c in cells}) == len(fitness)
+    # the summary and the closing line give each seed's coverage: its elites over the 64 cells
+    summary = json.loads((run_dir / "summary.json").read_text())
+    coverages = [len(elites["fitness"]) / 64 for elites in record["elites"]]
+    assert [s["final_coverage"] for s in summary["per_seed"]] == pytest.approx(coverages)
+    assert summary["final_coverage_median"] == pytest.approx(np.median(coverages))
+    assert "last generation's median coverage" in capsys.readouterr().out
     assert cli.main(["plot", str(run_dir)]) == 0
     assert (run_dir / "archive.png").stat().st_size > 10_000
     assert "archive.png" in capsys.readouterr().out
