@@ -14,6 +14,7 @@ from evolax.validation import (
     check_non_negative,
     check_non_negative_int,
     check_positive,
+    did_you_mean,
 )
 
 
@@ -66,3 +67,12 @@ def test_non_negative_int_takes_python_ints_only(value):
     with pytest.raises(ValueError, match=r"^count must be a non-negative integer, got "):
         check_non_negative_int("count", value)
     check_non_negative_int("count", 0)
+
+
+def test_did_you_mean_names_the_closest_choices():
+    names = ["pop_size", "init_std", "std_lr", "cartpole_easy", "cartpole_hard"]
+    assert did_you_mean("pop_sze", names) == " (did you mean 'pop_size'?)"
+    # equally close choices are all named; a word with nothing close gets nothing
+    assert did_you_mean("cartpol", names) == " (did you mean 'cartpole_easy' or 'cartpole_hard'?)"
+    assert did_you_mean("zzz", names) == ""
+    assert did_you_mean(["zzz", "init_sd"], names) == " (did you mean 'init_std' for 'init_sd'?)"

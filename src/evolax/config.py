@@ -40,7 +40,7 @@ from evolax.optim import clipup, evojax_adam
 from evolax.policies import Policy
 from evolax.tasks import Task
 from evolax.trainer import Trainer
-from evolax.validation import check_positive
+from evolax.validation import check_positive, did_you_mean
 
 SECTIONS = ("algorithm", "policy", "task", "trainer", "run")
 
@@ -153,7 +153,8 @@ def load(source: str | os.PathLike) -> dict[str, Any]:
         text = path.read_text()
     else:
         raise ValueError(
-            f"config {str(source)!r} is neither a file nor a preset; presets: "
+            f"config {str(source)!r} is neither a file nor a preset"
+            f"{did_you_mean(str(source), presets())}; presets: "
             f"{', '.join(presets())}"
         )
     try:
@@ -262,7 +263,10 @@ def complete(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` with each section's defaults filled in (checked as :func:`build` will)."""
     unknown = sorted(set(config) - set(SECTIONS) - {"host"})
     if unknown:
-        raise ValueError(f"unknown section(s) {unknown}; a configuration has {list(SECTIONS)}")
+        raise ValueError(
+            f"unknown section(s) {unknown}{did_you_mean(unknown, SECTIONS)}; a configuration "
+            f"has {list(SECTIONS)}"
+        )
     result: dict[str, Any] = {}
     for section, kind in _KINDS.items():
         if section not in config:

@@ -22,13 +22,15 @@ import inspect
 import math
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 import docstring_parser
 import jax
 import jaxtyping
 import numpy as np
+
+from evolax.validation import did_you_mean
 
 Registries = Mapping[Any, Mapping[str, Any]]
 """``{base type: {short name: class, function or "module:attribute"}}``; the key ``Callable``
@@ -100,10 +102,20 @@ def find(name: str, registry: Mapping[str, Any], where: str) -> tuple[Any, dict[
     if target is None:
         choices = ", ".join(sorted(registry)) or "none registered"
         raise ValueError(
-            f"{where}: unknown name {name!r}; choose from {choices}, or give an import path "
-            "package.module:Name"
+            f"{where}: unknown name {name!r}{did_you_mean(name, registry)}; choose from "
+            f"{choices}, or give an import path package.module:Name"
         )
     return (_import(target, where) if isinstance(target, str) else target), {}
+
+
+def _check_fields(where: str, target: Any, unknown: set[str], known: Iterable[str]) -> None:
+    """Raise naming the ``unknown`` fields given for ``target``, and the ones it takes."""
+    if unknown:
+        names = sorted(unknown)
+        raise ValueError(
+            f"{where}: unknown field(s) {names}{did_you_mean(names, known)}; {_name(target)} "
+            f"takes {sorted(known)}"
+        )
 
 
 def _hints(target: Any) -> dict[str, Any]:
@@ -271,11 +283,7 @@ def build(
     spec = {"name": spec} if isinstance(spec, str) else dict(spec)
     target, preset = find(spec.pop("name"), registry, where)
     known = {f.name: f for f in fields(target)}
-    unknown = sorted(set(spec) - set(known))
-    if unknown:
-        raise ValueError(
-            f"{where}: unknown field(s) {unknown}; {_name(target)} takes {sorted(known)}"
-        )
+    _check_fields(where, target, set(spec) - set(known), known)
     kwargs = dict(preset)
     for name, value in spec.items():
         kwargs[name] = coerce(value, known[name].annotation, registries, f"{where}.{name}")
@@ -327,11 +335,7 @@ def complete(
     spec = {"name": spec} if isinstance(spec, str) else dict(spec)
     target, preset = find(spec["name"], registry, where)
     known = {f.name for f in fields(target)}
-    unknown = sorted(set(spec) - known - {"name"})
-    if unknown:
-        raise ValueError(
-            f"{where}: unknown field(s) {unknown}; {_name(target)} takes {sorted(known)}"
-        )
+    _check_fields(where, target, set(spec) - known - {"name"}, known)
     result: dict[str, Any] = {"name": spec["name"]}
     for f in fields(target):
         if f.name in preset:

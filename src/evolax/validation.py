@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import math
+from collections.abc import Iterable
 from typing import cast
 
 import numpy as np
@@ -18,6 +20,30 @@ def check_non_negative_int(name: str, value: object) -> None:
     """Raise unless ``value`` is an ``int`` ``>= 0`` (``bool`` is not accepted)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+
+
+def did_you_mean(given: str | Iterable[str], choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)``: the closest of ``choices`` to each word ``given`` that has
+    any close enough (difflib's ratio at least 0.6; equally close ones joined by "or"), for
+    an error message; ``""`` if none."""
+    words = [given] if isinstance(given, str) else list(given)
+    choices = list(choices)
+    found = [(w, _closest(w, choices)) for w in words]
+    found = [(w, c) for w, c in found if c]
+    if not found:
+        return ""
+    if len(words) == 1:
+        return f" (did you mean {found[0][1]}?)"
+    return " (did you mean " + ", ".join(f"{c} for {w!r}" for w, c in found) + "?)"
+
+
+def _closest(word: str, choices: list[str]) -> str:
+    """The choices closest to ``word`` (ratio >= 0.6), quoted and joined by "or"."""
+    ratios = {c: difflib.SequenceMatcher(None, word, c).ratio() for c in choices}
+    best = max(ratios.values(), default=0.0)
+    if best < 0.6:
+        return ""
+    return " or ".join(repr(c) for c, r in ratios.items() if r == best)
 
 
 def concrete_number(value: object) -> float | None:
