@@ -116,3 +116,12 @@ def test_init_scale_scales_the_policy_initialisation(key):
     for bad in (-1.0, float("nan"), float("inf"), "0"):
         with pytest.raises(ValueError, match="init_scale"):
             small_trainer(init_scale=bad)
+
+
+def test_components_must_be_instances():
+    with pytest.raises(TypeError, match=r"policy must be an instance, got the class MLP: pass"):
+        small_trainer(policy=MLP)
+    with pytest.raises(TypeError, match="test_task must be an instance, got the class Cart"):
+        small_trainer(test_task=CartPoleSwingUp)
+    with pytest.raises(TypeError, match=r"algorithm must be an evolax Algorithm .* got str"):
+        small_trainer(algorithm="pgpe")

@@ -71,6 +71,21 @@ class TrainState:
     env_steps: Float[Array, ""]
 
 
+def _check_component(name: str, value: object, base: type, methods: tuple[str, ...]) -> None:
+    """Raise unless ``value`` is an instance of ``base``, or has its ``methods``."""
+    if isinstance(value, type):
+        raise TypeError(
+            f"{name} must be an instance, got the class {value.__name__}: pass "
+            f"{value.__name__}(...)"
+        )
+    missing = [m for m in methods if not hasattr(value, m)]
+    if not isinstance(value, base) and missing:
+        raise TypeError(
+            f"{name} must be an evolax {base.__name__} (or have its {', '.join(methods)}), got "
+            f"{type(value).__name__} {value!r:.60}"
+        )
+
+
 class Trainer(eqx.Module):
     """Composes an algorithm, a policy and a task into a pure training step.
 
@@ -113,6 +128,12 @@ class Trainer(eqx.Module):
     init_scale: float = eqx.field(static=True, default=1.0)
 
     def __check_init__(self):
+        _check_component("algorithm", self.algorithm, Algorithm, ("init", "ask", "tell", "best"))
+        _check_component("policy", self.policy, Policy, ("init", "apply"))
+        for name in ("task", "test_task"):
+            value = getattr(self, name)
+            if value is not None or name == "task":
+                _check_component(name, value, Task, ("reset", "step", "obs_shape"))
         check_positive_int("n_repeats", self.n_repeats)
         if not (isinstance(self.init_scale, int | float) and 0 <= self.init_scale < math.inf):
             raise ValueError(f"init_scale must be a finite number >= 0, got {self.init_scale!r}")

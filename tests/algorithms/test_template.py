@@ -210,3 +210,19 @@ def test_tell_checks_its_inputs():
     population, state = archive.ask(jax.random.key(1), state)
     with pytest.raises(ValueError, match=r"MAPElites\.tell needs descriptors"):
         archive.tell(jax.random.key(2), state, population, jnp.zeros(4))
+
+
+def test_an_optimizer_field_refuses_a_bare_learning_rate():
+    """Every exported algorithm with an ``optimizer`` takes an optax transformation; a float
+    (the learning rate meant for it) is refused at construction, in one line."""
+    with_optimizer = [
+        cls for cls in exported_algorithms() if "optimizer" in inspect.signature(cls).parameters
+    ]
+    assert len(with_optimizer) >= 10, with_optimizer
+    for cls in with_optimizer:
+        kwargs = {"pop_size": POP} | REQUIRED.get(cls.__name__, {})
+        if cls.__name__ == "MEES":
+            kwargs["pop_size"] = POP + 1  # odd: pairs and the search point
+        cls(**kwargs)
+        with pytest.raises(TypeError, match=r"optimizer must be an optax\.GradientTransform"):
+            cls(**kwargs | {"optimizer": 0.05})
