@@ -275,7 +275,7 @@ class NEAT(PopulationAlgorithm[NEATState]):
         sf = species_fitness(fitness, member, slots, self.species_fitness)
         improved = sp.alive & (sf > sp.best_fitness)
         last_improved = jnp.where(improved, generation, sp.last_improved)
-        best = jnp.where(improved, sf, sp.best_fitness)
+        best = jnp.where(improved, sf, sp.best_fitness).astype(sp.best_fitness.dtype)
         gone = stagnant(
             sf, sp.alive, last_improved, generation, self.max_stagnation, self.species_elitism
         )

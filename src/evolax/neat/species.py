@@ -75,7 +75,8 @@ class Species:
         representative: a genome per slot (leading axis ``S``).
         alive: ``bool[S]``.
         key: ``i32[S]``, the order species were created in (neat-python's species ids).
-        best_fitness: ``f32[S]``, the best species fitness so far (stagnation).
+        best_fitness: ``f32[S]`` (the genome's float type), the best species fitness so far
+            (stagnation).
         last_improved: ``i32[S]``, the generation it last improved.
         member: ``i32[pop]``, each genome's species slot.
         next_key: ``i32[]``.
@@ -98,7 +99,7 @@ def empty_species(genome: Genome, n_slots: int, pop_size: int, threshold: float)
         representative=jax.tree.map(lambda x: jnp.broadcast_to(x, (n_slots, *x.shape)), genome),
         alive=jnp.zeros(n_slots, bool),
         key=jnp.full(n_slots, NONE, jnp.int32),
-        best_fitness=jnp.full(n_slots, -jnp.inf, jnp.float32),
+        best_fitness=jnp.full(n_slots, -jnp.inf, genome.weight.dtype),
         last_improved=jnp.zeros(n_slots, jnp.int32),
         member=jnp.zeros(pop_size, jnp.int32),
         next_key=jnp.zeros([], jnp.int32),
