@@ -220,12 +220,11 @@ def seeded(out, mesh, t):
             for dims in re.findall(r"\[([\d,]*)\]", result)
         ]
     out["collective_sizes"] = sizes
-    out["genome_size"] = int(
-        each.algorithm.init(
-            jax.random.key(0),
-            each.policy.init(jax.random.key(0), each.task.obs_shape, each.task.action_shape),
-        ).mean.size
-    )
+    mean = each.algorithm.init(  # LowRankES keeps its mean as the genome's pytree
+        jax.random.key(0),
+        each.policy.init(jax.random.key(0), each.task.obs_shape, each.task.action_shape),
+    ).mean
+    out["genome_size"] = sum(int(leaf.size) for leaf in jax.tree.leaves(mean))
 
 
 out = {"n_devices": len(jax.devices())}
