@@ -148,12 +148,22 @@ class _Chunks:
         if n not in self._compiled:
             self._compiled[n] = self._run.lower(self._arrays, state, n).compile()
         program = self._compiled[n]
-        # the state as the program takes it: XLA may return a chunk's state laid out otherwise
-        # than the chunk took it (NEAT's genomes came back replicated after going in split)
-        state = jax.device_put(state, program.input_shardings[0][1])
+        state = jax.tree.map(_laid_out, state, program.input_shardings[0][1])
         compiled = time.perf_counter()
         state, history = jax.block_until_ready(program(self._arrays, state))
         return state, to_host(history), compiled - start, time.perf_counter() - compiled
+
+
+def _laid_out(x: Any, sharding: jax.sharding.Sharding) -> Any:
+    """A state leaf as a compiled chunk takes it. XLA may return a chunk's state laid out
+    otherwise than the chunk took it (NEAT's genomes came back replicated after going in
+    split). Host values (a checkpoint restored and broadcast to every process) go in as
+    they are: in a multi-process run ``device_put`` takes only this process's devices."""
+    if not isinstance(x, jax.Array) or x.sharding.is_equivalent_to(sharding, x.ndim):
+        return x
+    if sharding.is_fully_addressable:
+        return jax.device_put(x, sharding)
+    return jax.jit(lambda y: y, out_shardings=sharding)(x)  # across processes
 
 
 def _next_boundary(generation: int, total: int, intervals: tuple[int, ...]) -> int:
