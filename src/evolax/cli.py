@@ -389,7 +389,7 @@ def _train(args: argparse.Namespace) -> int:
     if "seeds" in s:
         scores = (
             f"final test score over {len(s['seeds'])} seeds: median "
-            f"{_score(s['final_test_median'])} (IQR {_score(s['final_test_q25'])}-"
+            f"{_score(s['final_test_median'])} (IQR {_score(s['final_test_q25'])} to "
             f"{_score(s['final_test_q75'])}); best: median {_score(s['best_test_median'])}"
         )
     else:
@@ -457,7 +457,7 @@ def _eval(args: argparse.Namespace) -> int:
             f"{episodes} episodes"
         )
     q25, median, q75 = np.percentile(all_scores.mean(axis=1), [25, 50, 75])
-    print(f"median over {len(seeds)} seeds: {median:.2f} (IQR {q25:.2f}-{q75:.2f})")
+    print(f"median over {len(seeds)} seeds: {median:.2f} (IQR {q25:.2f} to {q75:.2f})")
     return 0
 
 
