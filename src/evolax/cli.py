@@ -603,7 +603,7 @@ def _describe(args: argparse.Namespace) -> int:
         if f.default is schema.REQUIRED:
             default = "required"
         elif f.factory or shown is NotImplemented:
-            default = "default: see above"
+            default = "default: see below"
         print(f"  {f.name}: {schema.type_name(f.annotation)} ({default})")
         if f.doc:
             print(f"      {f.doc}")
