@@ -398,10 +398,11 @@ def _train(args: argparse.Namespace) -> int:
             f"{_score(s['final_test_std'])} over {run.test_episodes} episodes; best "
             f"{_score(s['best_test_mean'])}"
         )
+    suffix = "_median" if "seeds" in s else ""
     ends = [
-        f"{name.replace('_', ' ')} {_score(s.get(f'final_{name}', s.get(f'final_{name}_median')))}"
+        f"{name.replace('_', ' ')} {_score(s[f'final_{name}{suffix}'])}"
         for name in POPULATION_METRICS
-        if f"final_{name}" in s or f"final_{name}_median" in s
+        if f"final_{name}{suffix}" in s
     ]
     if ends:
         scores += "\nlast generation's " + ("median " if "seeds" in s else "") + ", ".join(ends)

@@ -163,7 +163,11 @@ def _laid_out(x: Any, sharding: jax.sharding.Sharding) -> Any:
         return x
     if sharding.is_fully_addressable:
         return jax.device_put(x, sharding)
-    return jax.jit(lambda y: y, out_shardings=sharding)(x)  # across processes
+    return jax.jit(_identity, out_shardings=sharding)(x)  # across processes
+
+
+def _identity(x: Any) -> Any:
+    return x
 
 
 def _next_boundary(generation: int, total: int, intervals: tuple[int, ...]) -> int:

@@ -78,8 +78,7 @@ def _check_component(name: str, value: object, base: type, methods: tuple[str, .
             f"{name} must be an instance, got the class {value.__name__}: pass "
             f"{value.__name__}(...)"
         )
-    missing = [m for m in methods if not hasattr(value, m)]
-    if not isinstance(value, base) and missing:
+    if not isinstance(value, base) and not all(hasattr(value, m) for m in methods):
         raise TypeError(
             f"{name} must be an evolax {base.__name__} (or have its {', '.join(methods)}), got "
             f"{type(value).__name__} {value!r:.60}"
@@ -130,10 +129,9 @@ class Trainer(eqx.Module):
     def __check_init__(self):
         _check_component("algorithm", self.algorithm, Algorithm, ("init", "ask", "tell", "best"))
         _check_component("policy", self.policy, Policy, ("init", "apply"))
-        for name in ("task", "test_task"):
-            value = getattr(self, name)
-            if value is not None or name == "task":
-                _check_component(name, value, Task, ("reset", "step", "obs_shape"))
+        _check_component("task", self.task, Task, ("reset", "step", "obs_shape"))
+        if self.test_task is not None:
+            _check_component("test_task", self.test_task, Task, ("reset", "step", "obs_shape"))
         check_positive_int("n_repeats", self.n_repeats)
         if not (isinstance(self.init_scale, int | float) and 0 <= self.init_scale < math.inf):
             raise ValueError(f"init_scale must be a finite number >= 0, got {self.init_scale!r}")

@@ -121,6 +121,13 @@ class Algorithm(eqx.Module, Generic[S]):
 
     def __check_init__(self):
         check_positive_int("pop_size", self.pop_size)
+        # any algorithm's optax optimizer (the gradient ES family, ME-ES, SV-OpenES)
+        optimizer = getattr(self, "optimizer", None)
+        if optimizer is not None and not isinstance(optimizer, optax.GradientTransformation):
+            raise TypeError(
+                "optimizer must be an optax.GradientTransformation such as optax.adam(0.05), "
+                f"got {optimizer!r:.60}"
+            )
 
     @property
     def objectives_shape(self) -> tuple[int, ...]:
@@ -280,15 +287,6 @@ class DistributionAlgorithm(Algorithm[S]):
         return unravel(state.mean)  # type: ignore[attr-defined]
 
 
-def check_optimizer(name: str, value: object) -> None:
-    """Raise unless ``value`` is an optax transformation (a learning rate alone is not)."""
-    if not isinstance(value, optax.GradientTransformation):
-        raise TypeError(
-            f"{name} must be an optax.GradientTransformation such as optax.adam(0.05), got "
-            f"{value!r:.60}"
-        )
-
-
 class GradientES(DistributionAlgorithm[S]):
     """A distribution algorithm that turns fitness into utilities (``fitness_shaping``) and
     moves its mean along an estimated gradient with an optax ``optimizer`` (its state extends
@@ -296,9 +294,6 @@ class GradientES(DistributionAlgorithm[S]):
 
     optimizer: eqx.AbstractVar[optax.GradientTransformation]
     fitness_shaping: eqx.AbstractVar[Shaping]
-
-    def __check_init__(self):
-        check_optimizer("optimizer", self.optimizer)
 
     def _ask_seeds(
         self, key: PRNGKey, state: S, rank: int = 0, antithetic: bool = False

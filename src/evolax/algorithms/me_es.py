@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import optax
 from jaxtyping import Array, Bool, Float, Int
 
-from evolax.algorithms.base import HIGHEST, Algorithm, check_optimizer, normal
+from evolax.algorithms.base import HIGHEST, Algorithm, normal
 from evolax.algorithms.map_elites import QDState
 from evolax.algorithms.shaping import centered_rank
 from evolax.qd import Archive, knn_distance
@@ -97,7 +97,6 @@ class MEES(Algorithm[MEESState]):
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         check_positive("init_std", self.init_std)
-        check_optimizer("optimizer", self.optimizer)
         for name in ("steps_per_parent", "n_top", "k_novelty", "bank_size"):
             check_positive_int(name, getattr(self, name))
 

@@ -9,7 +9,6 @@ import jax.numpy as jnp
 import optax
 from jaxtyping import Array, Float
 
-from evolax.algorithms.base import check_optimizer
 from evolax.algorithms.open_es import OpenES, OpenESState
 from evolax.algorithms.shaping import Shaping, centered_rank
 from evolax.algorithms.stein import SteinES, kernel_average, repulsion
@@ -110,7 +109,6 @@ class SVOpenES(SteinES[SVOpenESState]):
         check_positive("init_std", self.init_std)
         check_in_interval("std_decay", self.std_decay, 0, 1, low_open=True)
         check_non_negative("std_min", self.std_min)
-        check_optimizer("optimizer", self.optimizer)
 
     @property
     def particle_strategy(self) -> _ParticleOpenES:
