@@ -122,7 +122,8 @@ def test_wrappers_stack_in_either_order(key):
     """Observation normalisation and descriptor records are task wrappers: stacked either way
     around, each sees the episode as it would alone."""
     from evolax.rollout import NormalizeObs, RecordDescriptor, initial_states, run_episodes
-    from evolax.rollout.wrappers import DescribedState, NormalizedState, unwrap
+    from evolax.rollout.wrappers import DescribedState, NormalizedState
+    from evolax.tasks.wrapper import unwrap
 
     policy, task = MLP(hidden_sizes=(8,)), CartPoleSwingUp(max_steps=40)
     params = [policy.init(k, (5,), (1,)) for k in jax.random.split(key, 3)]

@@ -6,49 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import chex
-import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Bool, Float
 
 from evolax.normalize import ObsStats, shifted_sums
-from evolax.tasks.base import Task
+from evolax.tasks.wrapper import TaskWrapper
 from evolax.types import Done, PRNGKey, Reward
-
-
-class TaskWrapper(Task):
-    """A task that runs ``task``; its states keep ``task``'s state as ``inner``.
-
-    Shapes (rewards' too), episode length, descriptors and drawings are ``task``'s.
-    """
-
-    task: Task
-    max_steps: int = eqx.field(static=True, init=False)
-    obs_shape: tuple[int, ...] = eqx.field(static=True, init=False)
-    action_shape: tuple[int, ...] = eqx.field(static=True, init=False)
-
-    def __post_init__(self):
-        self.max_steps = self.task.max_steps
-        self.obs_shape = self.task.obs_shape
-        self.action_shape = self.task.action_shape
-
-    @property
-    def reward_shape(self) -> tuple[int, ...]:
-        return self.task.reward_shape
-
-    def descriptor(self, state) -> Float[Array, " desc"]:
-        return self.task.descriptor(state.inner)
-
-    def render(self, state) -> np.ndarray:
-        return self.task.render(state.inner)
-
-
-def unwrap(state: Any, kind: type) -> Any:
-    """The state of type ``kind`` in a stack of wrapped states (``state`` or an ``inner``)."""
-    while not isinstance(state, kind):
-        state = state.inner
-    return state
 
 
 @chex.dataclass(frozen=True)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import chex
-import equinox as eqx
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Float
 
-from evolax.tasks.base import MultiAgentTask, Task
+from evolax.tasks.base import MultiAgentTask
+from evolax.tasks.wrapper import TaskWrapper
 from evolax.types import Done, PRNGKey
 from evolax.validation import check_positive
 
@@ -23,7 +22,7 @@ class ActionCostState:
     obs: Float[Array, "..."]
 
 
-class ActionCost(Task):
+class ActionCost(TaskWrapper):
     """``task`` with two objectives, both maximised: its own reward and minus the control
     effort, ``-scale * sum(action ** 2)`` each step, so an episode's second return is minus
     its total squared action.
@@ -38,11 +37,7 @@ class ActionCost(Task):
         scale: the effort's weight, positive (it sets the second objective's units only).
     """
 
-    task: Task
     scale: float = 1.0
-    max_steps: int = eqx.field(static=True, init=False)
-    obs_shape: tuple[int, ...] = eqx.field(static=True, init=False)
-    action_shape: tuple[int, ...] = eqx.field(static=True, init=False)
 
     def __post_init__(self):
         if tuple(self.task.reward_shape) != ():
@@ -53,9 +48,7 @@ class ActionCost(Task):
         if isinstance(self.task, MultiAgentTask):
             raise ValueError("task must be a single-agent task: ActionCost adds one cost")
         check_positive("scale", self.scale)
-        self.max_steps = self.task.max_steps
-        self.obs_shape = self.task.obs_shape
-        self.action_shape = self.task.action_shape
+        super().__post_init__()
 
     @property
     def reward_shape(self) -> tuple[int, ...]:
@@ -73,6 +66,3 @@ class ActionCost(Task):
         effort = self.scale * jnp.sum(jnp.square(action.astype(jnp.float32)))
         rewards = jnp.stack([jnp.asarray(reward, jnp.float32), -effort])
         return ActionCostState(inner=inner, obs=inner.obs), rewards, done
-
-    def render(self, state: ActionCostState) -> np.ndarray:
-        return self.task.render(state.inner)

@@ -8,11 +8,10 @@ from typing import Any
 import chex
 import equinox as eqx
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Float, Int
 
-from evolax.tasks.base import Task
 from evolax.tasks.brax import Brax, BraxTaskState
+from evolax.tasks.wrapper import TaskWrapper
 from evolax.types import Done, PRNGKey, Reward
 
 FEET = {
@@ -36,7 +35,7 @@ class FeetContactState:
     steps: Int[Array, ""]
 
 
-class FeetContact(Task):
+class FeetContact(TaskWrapper):
     """A Brax locomotion task whose behaviour descriptor is the fraction of the episode's
     steps each foot is in contact with the ground, ``[feet]`` in ``[0, 1]`` (QDax's
     ``*_uni`` tasks: 4 feet for the ant, 2 for walker2d and halfcheetah). A foot touches the
@@ -49,9 +48,6 @@ class FeetContact(Task):
 
     task: Brax
     feet: tuple[int, ...] = eqx.field(static=True, init=False)
-    max_steps: int = eqx.field(static=True, init=False)
-    obs_shape: tuple[int, ...] = eqx.field(static=True, init=False)
-    action_shape: tuple[int, ...] = eqx.field(static=True, init=False)
 
     def __post_init__(self):
         if not isinstance(self.task, Brax):
@@ -72,9 +68,7 @@ class FeetContact(Task):
                 f"{self.task.env_name}'s links {names} do not hold its feet {list(wanted)}"
             )
         self.feet = tuple(feet)
-        self.max_steps = self.task.max_steps
-        self.obs_shape = self.task.obs_shape
-        self.action_shape = self.task.action_shape
+        super().__post_init__()
 
     @property
     def descriptor_bounds(self) -> tuple[tuple[float, ...], tuple[float, ...]]:  # type: ignore[override]
@@ -114,6 +108,3 @@ class FeetContact(Task):
     def descriptor(self, state: FeetContactState) -> Float[Array, " feet"]:
         """The fraction of the steps so far each foot touched the ground (0 before any)."""
         return state.contact_steps / jnp.maximum(state.steps, 1)
-
-    def render(self, state: FeetContactState) -> np.ndarray:
-        return self.task.render(state.inner)
