@@ -5,8 +5,9 @@ costs.
 For each preset two worker processes build the preset's `Trainer` (`evolax.config.
 build_trainer`, with JAX given one CPU device per core by `evolax.use_cpu_cores()`):
 
-- `default`: the library's defaults, `mesh="auto"` and `pop_chunk="auto"`: the layout is
-  measured when the state is first made (`evolax.layout`), with an empty cache folder;
+- `default`: the library's defaults, `mesh="auto"` and `pop_chunk="auto"`, placed as
+  `evolax.train` places them: the layout is measured once the state is made
+  (`evolax.placement.place`), with an empty cache folder;
 - `tuned`: the layout the presets set by hand at 0.1.0: MNIST on one CPU device one individual
   at a time, image approximation in groups of 16, everything else the whole population at
   once over the most devices that split it (as the CLI did).
@@ -69,20 +70,24 @@ def worker(preset: str, mode: str) -> None:
 
     from evolax.config import build_trainer, resolve
     from evolax.layout import Layout
+    from evolax.placement import choose_layout
+    from evolax.rollout.teams import agents_per_unit
     from evolax.sharding import default_mesh
     from side_by_side import evolax_timer
 
     config = resolve(preset, [f"{k}={v}" for k, v in SIZED.get(preset, {}).items()])
     trainer = build_trainer(config)
     if mode == "tuned":
-        mesh = default_mesh(trainer.algorithm.pop_size, trainer.n_repeats, trainer._group)
+        group = agents_per_unit(trainer.task)
+        mesh = default_mesh(trainer.algorithm.pop_size, trainer.n_repeats, group)
         n_devices = 1 if mesh is None else mesh.size
         local = trainer.algorithm.pop_size // n_devices if trainer.split == "pop" else None
         chunk = TUNED.get(preset, (None, None))[1] or local or trainer.algorithm.pop_size
         trainer = trainer.with_layout(Layout(n_devices, chunk))
     start = time.perf_counter()
     state = trainer.init(jax.random.key(config["run"]["seed"]))
-    choice = trainer.chosen_layout(state)
+    choice = choose_layout(trainer, state)
+    trainer = trainer.with_layout(choice.layout)
 
     def info() -> dict:  # after serve's first (compiling) generation
         return {

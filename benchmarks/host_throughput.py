@@ -60,7 +60,7 @@ def evolax_rate(workers: int, generations: int, overlap: bool) -> float:
     import jax
     import optax
 
-    from evolax import Trainer
+    from evolax import HostTrainer
     from evolax.algorithms import PGPE
     from evolax.policies import MLP
     from evolax.tasks import Gymnasium
@@ -68,7 +68,7 @@ def evolax_rate(workers: int, generations: int, overlap: bool) -> float:
     task = Gymnasium(ENV, n_workers=workers, overlap=overlap)
     policy = MLP(hidden_sizes=(HIDDEN, HIDDEN))  # tanh layers and outputs
     algorithm = PGPE(pop_size=POP, init_std=0.1, optimizer=optax.adam(0.01))
-    trainer = Trainer(algorithm, policy, task)
+    trainer = HostTrainer(algorithm, policy, task)
     state, _ = trainer.run(trainer.init(jax.random.key(0)), 1)  # compiles, starts the workers
     start = time.perf_counter()
     state, metrics = jax.block_until_ready(trainer.run(state, generations))

@@ -9,7 +9,7 @@ jax.config.update("jax_numpy_rank_promotion", "raise")
 # TF32 (about 1e-3 relative), which the comparisons with numpy and the reference libraries,
 # and ill-conditioned objectives, cannot absorb (seen on an H200); the CPU computes the same
 jax.config.update("jax_default_matmul_precision", "highest")
-# layout choices (evolax.layout) and downloads go to a cache of this test run, not the user's;
+# layout choices (evolax.placement) and downloads go to a cache of this test run, not the user's;
 # trainers take their layouts unmeasured (tests/test_layout.py measures), as before it existed
 os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="evolax-test-cache-"))
 os.environ.setdefault("EVOLAX_MEASURE_LAYOUT", "0")

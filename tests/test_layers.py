@@ -38,6 +38,7 @@ LAYERS: list[list[str]] = [
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],
     ["evolax.rollout", "evolax.render", "evolax.coco"],
     ["evolax.trainer"],
+    ["evolax.placement"],
     ["evolax.runner", "evolax.hooks", "evolax.checkpoint"],
     ["evolax.config", "evolax.runs"],
     ["evolax.cli"],
@@ -218,9 +219,41 @@ def test_checker_catches_hidden_imports(tmp_path):
     )
     (package / "policies.py").write_text("import evolax\n")
     assert violations(import_graph(tmp_path)) == [
-        "evolax.policies imports evolax (layer 7 > 2)  [evolax/policies.py:1]",
+        "evolax.policies imports evolax (layer 8 > 2)  [evolax/policies.py:1]",
         "evolax.tasks.mnist imports evolax.policies (peer package evolax.policies in layer 2)"
         "  [evolax/tasks/mnist.py:6]",
         "evolax.tasks.mnist imports evolax.render (layer 3 > 2)  [evolax/tasks/mnist.py:5]",
         "import cycle: evolax.types -> evolax.validation -> evolax.types",
     ]
+
+
+# what is traced (composed into a jitted step) and the tuner, which times programs, runs
+# threads and writes files: no traced module may reach it, however indirectly
+TRACED = [
+    "evolax.algorithms",
+    "evolax.policies",
+    "evolax.tasks",
+    "evolax.rollout",
+    "evolax.trainer",
+]
+TUNER = "evolax.placement.tuner"
+
+
+def reachable(graph: dict[str, dict[str, tuple[str, int]]], module: str) -> set[str]:
+    """Every module ``module`` imports, directly or through others (the re-exports aside)."""
+    seen, todo = set(), [module]
+    while todo:
+        for target in graph.get(todo.pop(), {}):
+            if target != ROOT and target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_nothing_traced_imports_the_tuner():
+    graph = import_graph()
+    assert TUNER in graph
+    traced = [m for m in graph if any(m == t or m.startswith(t + ".") for t in TRACED)]
+    assert "evolax.trainer" in traced
+    found = [m for m in traced if TUNER in reachable(graph, m)]
+    assert not found, f"traced modules that import {TUNER}: {found}"

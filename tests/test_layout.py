@@ -1,16 +1,18 @@
 """The automatic evaluation layout: the search, its cache, and a trainer that measures."""
 
 import json
+import math
 
 import equinox as eqx
 import jax
 import numpy as np
 import pytest
 
-from evolax import MLP, PGPE, CartPoleSwingUp, Trainer, layout
-from evolax import trainer as trainer_module
+from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
 from evolax.algorithms import LowRankES
-from evolax.layout import Choice, Layout, choose, chunk_candidates, groups_timed, start_chunk
+from evolax.layout import Choice, Layout
+from evolax.placement import choose_layout, tuner
+from evolax.placement.tuner import choose, chunk_candidates, groups_timed, start_chunk
 from evolax.runner import train
 
 
@@ -80,19 +82,22 @@ def _trainer(**kwargs):
 @pytest.fixture
 def measuring(monkeypatch, tmp_path):
     """Layouts measured as for a user: no switch off, an empty cache file, no process cache."""
-    monkeypatch.delenv(layout.MEASURE_ENV, raising=False)
+    monkeypatch.delenv(tuner.MEASURE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(layout, "_CHOICES", {})
-    return tmp_path / "evolax" / layout.CACHE_FILE
+    monkeypatch.setattr(tuner, "_CHOICES", {})
+    # on a loaded machine lowering may pass the limit that skips measuring: not the point here
+    monkeypatch.setattr(tuner, "MAX_LOWERING_SECONDS", math.inf)
+    return tmp_path / "evolax" / tuner.CACHE_FILE
 
 
 def test_trainer_measures_its_layout_records_it_and_reuses_it(measuring):
     trainer = _trainer()
     state = trainer.init(jax.random.key(0))
-    choice = trainer.chosen_layout(state)
+    choice = choose_layout(trainer, state)
     assert choice.source == "measured" and choice.timings and choice.tuning_seconds > 0
     assert choice.layout.devices == 1 and choice.layout.pop_chunk in chunk_candidates(16)
-    _, history = eqx.filter_jit(lambda t, s: t.run(s, 2))(trainer, state)
+    placed = trainer.with_layout(choice.layout)
+    _, history = eqx.filter_jit(lambda t, s: t.run(s, 2))(placed, state)
     np.testing.assert_array_equal(history["pop_chunk"], choice.layout.pop_chunk)
     np.testing.assert_array_equal(history["eval_devices"], 1)
     # the same fitness as the whole population at once (groups change only the last bits)
@@ -102,15 +107,15 @@ def test_trainer_measures_its_layout_records_it_and_reuses_it(measuring):
 
     stored = json.loads(measuring.read_text())
     assert [entry["pop_chunk"] for entry in stored.values()] == [choice.layout.pop_chunk]
-    layout._CHOICES.clear()  # as a new process: the cache file answers, for free
-    again = trainer.chosen_layout(trainer.init(jax.random.key(1)))
+    tuner._CHOICES.clear()  # as a new process: the cache file answers, for free
+    again = choose_layout(trainer, trainer.init(jax.random.key(1)))
     assert again.source == "cache" and again.layout == choice.layout
     assert again.tuning_seconds == 0.0
 
 
 def test_explicit_settings_win_and_are_not_measured(measuring):
     trainer = _trainer(pop_chunk=4, mesh=None)
-    choice = trainer.chosen_layout(trainer.init(jax.random.key(0)))
+    choice = choose_layout(trainer, trainer.init(jax.random.key(0)))
     assert choice == Choice(Layout(1, 4), choice.seconds, 0.0, (), "explicit")
     assert not measuring.exists()
 
@@ -119,7 +124,7 @@ def test_an_unreadable_cache_file_is_measured_again(measuring):
     measuring.parent.mkdir(parents=True)
     measuring.write_text("{not json")
     trainer = _trainer()
-    assert trainer.chosen_layout(trainer.init(jax.random.key(0))).source == "measured"
+    assert choose_layout(trainer, trainer.init(jax.random.key(0))).source == "measured"
     assert len(json.loads(measuring.read_text())) == 1
 
 
@@ -132,9 +137,23 @@ def test_a_run_records_its_layout_and_resumes_with_it(measuring, tmp_path):
     assert first.summary["layout_source"] == "explicit"
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert {row["pop_chunk"] for row in rows if row["kind"] == "train"} == {8}
-    # resumed with a trainer laid out otherwise: the run's own layout is kept
-    resumed = train(_trainer(pop_chunk=2), 4, run_dir=run_dir, resume=True, **common)
+    assert json.loads((run_dir / "layout.json").read_text()) == {"devices": 1, "pop_chunk": 8}
+    # resumed with a trainer laid out otherwise: the run folder's layout is kept, unmeasured
+    resumed = train(_trainer(), 4, run_dir=run_dir, resume=True, **common)
     assert resumed.summary["layout"] == {"devices": 1, "pop_chunk": 8}
+    assert resumed.summary["layout_source"] == "run folder"
+    assert not measuring.exists()  # nothing was measured, before or after
+
+
+def test_a_trainer_is_given_its_layout_and_never_measures(measuring):
+    """`step` and `run` are pure: tracing them times nothing and caches nothing; "auto" is
+    the most devices that split the work, each device's whole share at once."""
+    trainer = _trainer()
+    assert trainer.layout == Layout(1, 16)
+    state = trainer.init(jax.random.key(0))
+    jax.make_jaxpr(lambda s: trainer.run(s, 2))(state)
+    assert tuner.choices() == [] and not measuring.exists()
+    assert trainer.with_layout(Layout(1, 4)).layout == Layout(1, 4)
 
 
 @pytest.mark.parametrize("chunk", ["fast", 0, -4, 2.0, True])
@@ -144,9 +163,9 @@ def test_bad_pop_chunk_is_refused_at_construction(chunk):
 
 
 def test_a_program_too_big_to_measure_takes_the_cost_models_start(measuring, monkeypatch):
-    monkeypatch.setattr("evolax.trainer.MAX_LOWERING_SECONDS", 0.0)  # every program is "big"
+    monkeypatch.setattr(tuner, "MAX_LOWERING_SECONDS", 0.0)  # every program is "big"
     trainer = _trainer()
-    choice = trainer.chosen_layout(trainer.init(jax.random.key(0)))
+    choice = choose_layout(trainer, trainer.init(jax.random.key(0)))
     assert choice.source == "cost model" and choice.timings == ()
     assert choice.layout == Layout(1, 16)  # a small step: the whole population at once
     assert len(json.loads(measuring.read_text())) == 1  # kept, so later runs agree
@@ -157,17 +176,18 @@ def test_several_seeds_measure_their_layout_vmapped_over_the_seeds(measuring, mo
     own layout on the vmapped program (painting 8 seeds with one seed's group of 16 was 3x
     slower per seed than one seed alone)."""
     shapes = []
-    real = trainer_module.lower
+    real = tuner.lower
 
     def spy(fn, *args):
         shapes.append(jax.tree.leaves(args[1])[0].shape)  # the stand-in population
         return real(fn, *args)
 
-    monkeypatch.setattr(trainer_module, "lower", spy)
+    monkeypatch.setattr(tuner, "lower", spy)
     trainer = _trainer()
     state = trainer.init(jax.random.key(0))
+    choose_layout(trainer, state)  # one seed alone
     alone, shapes[:] = list(shapes), []
-    choice = trainer.chosen_layout(state, seeds=4)
+    choice = choose_layout(trainer, state, seeds=4)
     assert choice.source == "measured"
     assert shapes and {shape[0] for shape in shapes} == {4}
     assert {shape[1:] for shape in shapes} <= {shape for shape in alone} | {
@@ -175,7 +195,7 @@ def test_several_seeds_measure_their_layout_vmapped_over_the_seeds(measuring, mo
     }
     assert len(json.loads(measuring.read_text())) == 2  # a choice per number of seeds
     with pytest.raises(ValueError, match="seeds must be a positive integer"):
-        trainer.chosen_layout(state, seeds=0)
+        choose_layout(trainer, state, seeds=0)
 
 
 def test_a_seed_held_population_measures_its_layout_over_several_seeds(measuring):
@@ -187,5 +207,5 @@ def test_a_seed_held_population_measures_its_layout_over_several_seeds(measuring
         task=CartPoleSwingUp(max_steps=50),
         n_repeats=2,
     )
-    choice = trainer.chosen_layout(trainer.init(jax.random.key(0)), seeds=2)
+    choice = choose_layout(trainer, trainer.init(jax.random.key(0)), seeds=2)
     assert choice.source == "measured" and choice.layout.pop_chunk in chunk_candidates(16)

@@ -1,9 +1,10 @@
 """evolax: hardware-accelerated neuroevolution in JAX."""
 
-from evolax import algorithms, data, layout, policies, seeded, sharding, tasks
+from evolax import algorithms, data, layout, placement, policies, seeded, sharding, tasks
 from evolax.algorithms import PGPE, Algorithm
 from evolax.normalize import ObsStats
 from evolax.optim import clipup
+from evolax.placement import HostTrainer, place
 from evolax.policies import MLP, ConvNet, Direct, Policy, Seq2Seq, Transformer
 from evolax.rollout import EvalInfo, evaluate
 from evolax.runner import TrainResult, train
@@ -25,6 +26,7 @@ __all__ = [
     "ConvNet",
     "Direct",
     "EvalInfo",
+    "HostTrainer",
     "ImageApproximation",
     "ObsStats",
     "Policy",
@@ -40,6 +42,8 @@ __all__ = [
     "data",
     "evaluate",
     "layout",
+    "place",
+    "placement",
     "policies",
     "seeded",
     "sharding",

@@ -418,12 +418,11 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    import equinox as eqx
     import jax
     import numpy as np
 
+    from evolax.placement import tester
     from evolax.runs import load_run
-    from evolax.trainer import each_seed
 
     config, trainer, state, meta = load_run(args.run_dir, args.checkpoint)
     loaded = meta["checkpoint"]  # the latest where best was asked for but is missing or bad
@@ -432,10 +431,9 @@ def _eval(args: argparse.Namespace) -> int:
     key = jax.random.fold_in(jax.random.key(args.seed), EVAL_STREAM)
     seeds = run.seed_list
     task_name = config["task"]["name"]
-    host = trainer.task.on_host  # stepped on the host: eagerly, each seed in turn
+    test = tester(trainer, episodes, batched=not isinstance(seeds, int))
     if isinstance(seeds, int):
-        test_one = trainer.test if host else eqx.filter_jit(trainer.test)
-        scores = np.asarray(test_one(state, key, episodes))
+        scores = np.asarray(test(state, key))
         print(
             f"{task_name} ({loaded} solution, generation "
             f"{int(state.generation)}): mean {scores.mean():.2f} +- {scores.std():.2f}, min "
@@ -443,13 +441,7 @@ def _eval(args: argparse.Namespace) -> int:
         )
         return 0
     # every seed's solution, on the same episodes
-    if host:
-        all_scores = np.asarray(each_seed(lambda s: trainer.test(s, key, episodes), state, True))
-    else:
-        test = eqx.filter_jit(
-            lambda state, key, n: jax.vmap(lambda s: trainer.test(s, key, n))(state)
-        )
-        all_scores = np.asarray(test(state, key, episodes))
+    all_scores = np.asarray(test(state, key))  # the same episodes for every seed
     generations = np.asarray(state.generation)
     for seed, generation, scores in zip(seeds, generations, all_scores, strict=True):
         print(

@@ -37,6 +37,7 @@ from evolax import algorithms, policies, schema, tasks
 from evolax.algorithms import Algorithm
 from evolax.data import MnistData, load_mnist
 from evolax.optim import clipup, evojax_adam
+from evolax.placement import trainer_class
 from evolax.policies import Policy
 from evolax.tasks import Task
 from evolax.trainer import Trainer
@@ -323,7 +324,7 @@ def build_trainer(config: Mapping[str, Any], mesh: Mesh | str | None = "auto") -
         trainer.pop("mesh", None)
     return schema.build(
         {"name": "Trainer", **trainer},
-        {"Trainer": Trainer},
+        {"Trainer": trainer_class(task)},  # a task stepped on the host: HostTrainer
         REGISTRIES,
         "trainer",
         algorithm=algorithm,

@@ -13,7 +13,6 @@ import dataclasses
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar, cast
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,8 +20,9 @@ import numpy as np
 from evolax.checkpoint import CheckpointStore, flatten_state, unflatten_state
 from evolax.layout import Layout
 from evolax.logging import Sink
+from evolax.placement import tester
 from evolax.sharding import to_host
-from evolax.trainer import Trainer, TrainState, each_seed
+from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
 
 TRAIN_STREAM, TEST_STREAM = 0, 1
@@ -143,19 +143,7 @@ class TestBest(Hook):
             return
         trainer, n = run.trainer, self.n_episodes
         if self._test is None or self._test[0] is not trainer:  # compiled once per run
-
-            def test_one(state: TrainState, key: jax.Array) -> jax.Array:
-                return trainer.test(state, key, n)
-
-            batched = run.seeds is not None
-            if trainer.task.on_host:  # eager, each seed in turn
-
-                def each(state: TrainState, keys: jax.Array) -> jax.Array:
-                    return each_seed(lambda pair: test_one(*pair), (state, keys), batched)
-
-                self._test = (trainer, each)
-            else:
-                self._test = (trainer, eqx.filter_jit(jax.vmap(test_one) if batched else test_one))
+            self._test = (trainer, tester(trainer, n, batched=run.seeds is not None))
         seeds = [run.first_seed] if run.seeds is None else run.seeds
         keys = jnp.stack([held_out_key(s, run.generation) for s in seeds])
         scores = to_host(self._test[1](run.state, keys[0] if run.seeds is None else keys))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
+import json
+import math
 import signal
 import threading
 import time
@@ -11,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -31,7 +31,7 @@ from evolax.hooks import (
     seed_slice,
     standard_hooks,
 )
-from evolax.layout import Layout
+from evolax.layout import Choice, Layout
 from evolax.logging import (
     JsonLinesSink,
     ProgressBar,
@@ -40,12 +40,14 @@ from evolax.logging import (
     truncate_rows,
     write_json_atomic,
 )
+from evolax.placement import Chunks, choose_layout
 from evolax.qd import GridArchive
 from evolax.sharding import broadcast_from_first_process, to_host
-from evolax.trainer import Trainer, TrainState, each_seed
+from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
 
 METRICS, SUMMARY, CONFIG = "metrics.jsonl", "summary.json", "config.json"
+LAYOUT = "layout.json"  # the evaluation layout the run was placed on (placement)
 FRONT = "pareto_front.json"  # a multi-objective run's last population (_write_front)
 ARCHIVE = "archive.json"  # a quality-diversity run's elites (_write_archive)
 
@@ -119,57 +121,6 @@ def initial_states(trainer: Trainer, seeds: int | Sequence[int]) -> TrainState:
     return jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
 
 
-class _Chunks:
-    """Ahead-of-time compiled ``Trainer.run`` per chunk length (``vmap``-ped over a leading
-    seed axis when ``batched``), with compile and run times; on a host task, ``run`` called
-    eagerly for each seed in turn (its compilation counts as running).
-
-    The trainer's arrays (a task's dataset, say) are passed as arguments, not baked into the
-    program as constants.
-    """
-
-    def __init__(self, trainer: Trainer, batched: bool = False):
-        self._trainer, self._batched = trainer, batched
-        self._arrays, static = eqx.partition(trainer, eqx.is_array)
-
-        def run(arrays, state, n):
-            run_one = functools.partial(eqx.combine(arrays, static).run, n_generations=n)
-            return jax.vmap(run_one)(state) if batched else run_one(state)
-
-        self._run = jax.jit(run, static_argnums=2)
-        self._compiled: dict[int, Any] = {}
-
-    def __call__(self, state: TrainState, n: int) -> tuple[TrainState, dict, float, float]:
-        start = time.perf_counter()
-        if self._trainer.task.on_host:  # eager steps, the seeds one after another
-            run = functools.partial(self._trainer.run, n_generations=n)
-            state, history = jax.block_until_ready(each_seed(run, state, self._batched))
-            return state, to_host(history), 0.0, time.perf_counter() - start
-        if n not in self._compiled:
-            self._compiled[n] = self._run.lower(self._arrays, state, n).compile()
-        program = self._compiled[n]
-        state = jax.tree.map(_laid_out, state, program.input_shardings[0][1])
-        compiled = time.perf_counter()
-        state, history = jax.block_until_ready(program(self._arrays, state))
-        return state, to_host(history), compiled - start, time.perf_counter() - compiled
-
-
-def _laid_out(x: Any, sharding: jax.sharding.Sharding) -> Any:
-    """A state leaf as a compiled chunk takes it. XLA may return a chunk's state laid out
-    otherwise than the chunk took it (NEAT's genomes came back replicated after going in
-    split). Host values (a checkpoint restored and broadcast to every process) go in as
-    they are: in a multi-process run ``device_put`` takes only this process's devices."""
-    if not isinstance(x, jax.Array) or x.sharding.is_equivalent_to(sharding, x.ndim):
-        return x
-    if sharding.is_fully_addressable:
-        return jax.device_put(x, sharding)
-    return jax.jit(_identity, out_shardings=sharding)(x)  # across processes
-
-
-def _identity(x: Any) -> Any:
-    return x
-
-
 def _next_boundary(generation: int, total: int, intervals: tuple[int, ...]) -> int:
     return min([total] + [(generation // i + 1) * i for i in intervals])
 
@@ -199,6 +150,22 @@ def _restore(run: Progress) -> None:
     run.elapsed = float(saved_wall[0])
     if 0 < saved_layout[0] <= len(jax.devices()):  # else: another machine
         run.layout = Layout(int(saved_layout[0]), int(saved_layout[1]))
+
+
+def _recorded_layout(path: Path | None) -> Choice | None:
+    """The layout recorded in the run folder ``path`` (``layout.json``), read by process 0 and
+    handed to the others; ``None`` where there is none, or it needs more devices than here."""
+    saved = np.zeros(2)
+    if path is not None and jax.process_index() == 0:
+        try:
+            record = json.loads((path / LAYOUT).read_text())
+            saved[:] = record["devices"], record["pop_chunk"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # none: a run of an earlier version, whose checkpoints hold it
+    devices, pop_chunk = (int(x) for x in broadcast_from_first_process(saved))
+    if not 0 < devices <= len(jax.devices()):
+        return None
+    return Choice(Layout(devices, pop_chunk), math.nan, 0.0, (), source="run folder")
 
 
 def _open_sinks(run: Progress, progress: bool, tensorboard: bool) -> list[Sink]:
@@ -289,8 +256,12 @@ def train(
                 "choose another run folder"
             )
     n_seeds = 1 if seeds is None else len(seeds)
-    state = initial_state(trainer, first)  # chooses the evaluation layout, if automatic
-    choice = trainer.chosen_layout(state, seeds=n_seeds)
+    state = initial_state(trainer, first)
+    # the evaluation layout: the run folder's own on resume (so it ends exactly as an
+    # uninterrupted run), else chosen now, once, and recorded there
+    choice = _recorded_layout(path) if resume else None
+    if choice is None:
+        choice = choose_layout(trainer, state, seeds=n_seeds)
     if seeds is not None:
         state = initial_states(trainer, seeds)
     run = Progress(
@@ -317,6 +288,8 @@ def train(
         run.sinks = [*_open_sinks(run, progress, tensorboard), *sinks]
         if store is not None and (config is not None or not resume):
             write_json_atomic(cast(Path, path) / CONFIG, config or {})
+        if store is not None:
+            write_json_atomic(cast(Path, path) / LAYOUT, dataclasses.asdict(run.layout))
         run.trainer = trainer.with_layout(run.layout)
         timing, env_steps_run = _loop(run, hooks)
     finally:
@@ -330,7 +303,7 @@ def train(
 def _loop(run: Progress, hooks: Sequence[Hook]) -> tuple[dict[str, float], float]:
     """Chunks of generations, each followed by the hooks, until ``n_generations`` or a stop
     request (SIGINT, SIGTERM); returns the seconds spent per phase and the env steps run."""
-    chunks = _Chunks(run.trainer, batched=run.seeds is not None)
+    chunks = Chunks(run.trainer, batched=run.seeds is not None)
     timing = {"compile_s": 0.0, "run_s": 0.0, **{f"{h.name}_s": 0.0 for h in hooks}}
     intervals = tuple(h.interval for h in hooks if h.interval is not None)
     env_steps_run, start = 0.0, time.perf_counter()

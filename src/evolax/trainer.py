@@ -3,45 +3,30 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
-import time
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import Algorithm
-from evolax.layout import (
-    MAX_LOWERING_SECONDS,
-    Choice,
-    Layout,
-    choose_cached,
-    chunk_candidates,
-    concrete,
-    groups_timed,
-    lower,
-    measuring,
-    signature,
-    start_chunk,
-    step_bytes,
-    timer,
-)
+from evolax.layout import Layout
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
-from evolax.rollout import EvalInfo, evaluate
-from evolax.seeded import has_shared, is_shared, per_part
-from evolax.sharding import POP_AXIS, default_mesh, even_split, population_mesh, split_axis
+from evolax.rollout import EvalInfo
+from evolax.rollout.sharded import evaluate_on, mesh_split
+from evolax.rollout.teams import agents_per_unit
+from evolax.seeded import has_shared
+from evolax.sharding import POP_AXIS, default_mesh, even_split, population_mesh
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Metrics, PRNGKey
-from evolax.validation import check_positive_int
+from evolax.validation import check_positive_int, population_size
 
 
 def _place(state: TrainState, mesh: Mesh | None) -> TrainState:
@@ -102,18 +87,19 @@ class Trainer(eqx.Module):
             each device then evaluates its slice of the population, or, where the population
             does not split into whole environments per device, the whole population on its
             share of the ``n_repeats`` episodes (:func:`evolax.sharding.split_axis`).
-            ``None``: no sharding. ``"auto"`` (the default): whichever is faster of one device
-            and the most devices that split the work evenly
-            (:func:`evolax.sharding.default_mesh`; on a CPU host, call
+            ``None``: no sharding. ``"auto"`` (the default): the most devices that split the
+            work evenly (:func:`evolax.sharding.default_mesh`; on a CPU host, call
             :func:`evolax.use_cpu_cores` first to have one device per core).
         pop_chunk: evaluate (each device's slice of) the population in groups of this many
-            individuals one after another (see :func:`evaluate`); ``None``: all at once.
-            ``"auto"`` (the default): the fastest group size. Automatic choices are made by
-            timing a few candidates when the state is first made or the step first traced
-            (:func:`evolax.layout.choose`), once per shape, and recorded in the metrics
-            ``eval_devices`` and ``pop_chunk``.
+            individuals one after another (see :func:`evaluate`); ``None`` or ``"auto"`` (the
+            default): all at once.
         init_scale: the search starts at ``init_scale`` times the policy's initial parameters,
             ``>= 0``; ``0.0`` starts it at all-zero parameters, as EvoJAX's solvers do.
+
+    The layout is resolved when the trainer is made and never measured here: a step is pure.
+    :func:`evolax.placement.place` measures the fastest layout among those ``"auto"`` allows
+    and returns the trainer set to it (:func:`evolax.train` and the ``evolax`` command do so
+    once per run); :meth:`with_layout` sets one.
     """
 
     algorithm: Algorithm
@@ -125,8 +111,26 @@ class Trainer(eqx.Module):
     mesh: Mesh | str | None = eqx.field(static=True, default="auto")
     pop_chunk: int | str | None = eqx.field(static=True, default="auto")
     init_scale: float = eqx.field(static=True, default=1.0)
+    #: the mesh :meth:`step` evaluates on (``mesh`` resolved; ``None``: one device)
+    placed_mesh: Mesh | None = eqx.field(static=True, init=False, repr=False)
+    #: individuals each device evaluates at once (``pop_chunk`` resolved)
+    placed_chunk: int = eqx.field(static=True, init=False, repr=False)
+    #: whether the trainer steps its task on the host (:class:`evolax.placement.HostTrainer`)
+    hosted: ClassVar[bool] = False
 
-    def __check_init__(self):
+    def __post_init__(self):
+        self._check()
+        self.placed_mesh = self._resolve_mesh()
+        pop_size = self.algorithm.pop_size
+        mesh = self.placed_mesh
+        split = mesh_split(mesh, pop_size, self.n_repeats, self.task)
+        local = (
+            pop_size // mesh.shape[POP_AXIS] if mesh is not None and split == "pop" else pop_size
+        )
+        chunk = self.pop_chunk
+        self.placed_chunk = local if chunk is None or chunk == "auto" else cast(int, chunk)
+
+    def _check(self) -> None:
         _check_component("algorithm", self.algorithm, Algorithm, ("init", "ask", "tell", "best"))
         _check_component("policy", self.policy, Policy, ("init", "apply"))
         _check_component("task", self.task, Task, ("reset", "step", "obs_shape"))
@@ -146,7 +150,7 @@ class Trainer(eqx.Module):
             if POP_AXIS not in self.mesh.axis_names:
                 raise ValueError(f"mesh must have a {POP_AXIS!r} axis, got {self.mesh.axis_names}")
             # raises when neither the population nor the episodes split evenly
-            self._split(self.mesh, self.algorithm.pop_size, self.n_repeats)
+            mesh_split(self.mesh, self.algorithm.pop_size, self.n_repeats, self.task)
         chunk = self.pop_chunk
         if chunk != "auto" and chunk is not None:
             if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk <= 0:
@@ -168,198 +172,43 @@ class Trainer(eqx.Module):
                     f"multi-objective algorithm needs a task with a reward per objective, "
                     f"and one objective a scalar reward"
                 )
+        if self.task.on_host != self.hosted:
+            which = "HostTrainer" if self.task.on_host else "Trainer"
+            where = "on the host" if self.task.on_host else "in JAX"
+            raise ValueError(
+                f"task {type(self.task).__name__} is stepped {where}: train it with evolax."
+                f"{which}(...) (same arguments; evolax.train and the evolax command choose it)"
+            )
         if self.uses_descriptors and self.task.descriptor_bounds is None:
             raise ValueError(
                 f"{type(self.algorithm).__name__} needs behaviour descriptors, but task "
                 f"{type(self.task).__name__} defines none (Task.descriptor, descriptor_bounds)"
             )
 
-    @property
-    def _group(self) -> int:
-        """Individuals that share one environment."""
-        return self.task.n_agents if isinstance(self.task, MultiAgentTask) else 1
-
-    def _meshes(self) -> list[Mesh | None]:
-        """The meshes the layout is chosen among: ``mesh``, or for ``"auto"`` the default
-        mesh (if there is one) and no mesh."""
-        if self.task.on_host:  # stepped on the host: one device computes the actions
-            return [None]
+    def _resolve_mesh(self) -> Mesh | None:
+        """The mesh ``mesh`` stands for: itself, or for ``"auto"`` the default mesh (the most
+        devices that split the work evenly; ``None`` for one)."""
         if self.mesh != "auto":
-            return [cast(Mesh | None, self.mesh)]
-        mesh = default_mesh(self.algorithm.pop_size, self.n_repeats, self._group)
-        return [None] if mesh is None else [mesh, None]
+            return cast(Mesh | None, self.mesh)
+        group = agents_per_unit(self.task)
+        return default_mesh(self.algorithm.pop_size, self.n_repeats, group)
 
     @property
     def uses_descriptors(self) -> bool:
         """Whether the algorithm declares behaviour descriptors among its ``extra_inputs``."""
         return "descriptors" in self.algorithm.extra_inputs
 
-    def _split(self, mesh: Mesh | None, pop_size: int, n_repeats: int) -> str | None:
-        """What ``mesh``'s devices split (:func:`evolax.sharding.split_axis`); ``None``: one."""
-        if mesh is None:
-            return None
-        return split_axis(pop_size, n_repeats, mesh.shape[POP_AXIS], self._group)
-
     @property
     def split(self) -> str | None:
-        """What the devices of ``mesh`` (for ``"auto"``: of the default mesh) split:
-        ``"pop"``, ``"repeats"``, or ``None`` for one device."""
-        return self._split(self._meshes()[0], self.algorithm.pop_size, self.n_repeats)
+        """What the devices of the mesh :meth:`step` evaluates on split: ``"pop"``,
+        ``"repeats"``, or ``None`` for one device."""
+        return mesh_split(self.placed_mesh, self.algorithm.pop_size, self.n_repeats, self.task)
 
-    def _evaluate(self, population, key, obs_stats, chosen=None) -> tuple[jax.Array, EvalInfo]:
-        """The population's fitness and :class:`EvalInfo`, on ``chosen`` (a mesh and layout)
-        or else the layout :meth:`layout` picks."""
-        mesh, layout = self.layout(population, key, obs_stats) if chosen is None else chosen
-        split = self._split(mesh, self.algorithm.pop_size, self.n_repeats)
-        return self._evaluate_on(
-            self.task,
-            population,
-            key,
-            self.n_repeats,
-            obs_stats,
-            mesh,
-            split,
-            layout.pop_chunk,
-            self.uses_descriptors,
-        )
-
-    def layout(self, population, key, obs_stats) -> tuple[Mesh | None, Layout]:
-        """The mesh and :class:`~evolax.layout.Layout` the population is evaluated with (see
-        :meth:`layout_choice`)."""
-        mesh, choice = self.layout_choice(population, key, obs_stats)
-        return mesh, choice.layout
-
-    def layout_choice(
-        self, population, key, obs_stats, centre=None, seeds: int = 1
-    ) -> tuple[Mesh | None, Choice]:
-        """The mesh and :class:`~evolax.layout.Choice` the population is evaluated with: the
-        explicit settings, else the fastest candidates measured (now, or once per shape:
-        :func:`evolax.layout.choose_cached`) on stand-in individuals around ``centre`` (one
-        genome; default zero), for a step ``vmap``-ped over ``seeds`` runs (``seeds`` times
-        a group's individuals then share each evaluation)."""
-        check_positive_int("seeds", seeds)
-        pop_size = self.algorithm.pop_size
-        if self.task.on_host:  # evaluate_host batches the whole population itself
-            return None, Choice(Layout(1, pop_size), math.nan, 0.0, (), "host")
-        options, meshes = [], {}
-        for mesh in self._meshes():
-            devices = 1 if mesh is None else mesh.shape[POP_AXIS]
-            split = self._split(mesh, pop_size, self.n_repeats)
-            local = pop_size // devices if split == "pop" else pop_size
-            if self.pop_chunk == "auto":
-                chunks = chunk_candidates(local // self._group, self._group)
-            else:
-                chunks = [local if self.pop_chunk is None else cast(int, self.pop_chunk)]
-            options.append((devices, chunks))
-            meshes[devices] = mesh
-        if len(options) == 1 and len(options[0][1]) == 1:
-            devices, (chunk,) = options[0]
-            return meshes[devices], Choice(Layout(devices, chunk), math.nan, 0.0, (), "explicit")
-
-        stand_in: dict[str, Any] = {}  # concrete inputs, made once `start` runs
-
-        @functools.cache
-        def program(layout: Layout, groups: int = 1):
-            """The evaluation of ``groups`` groups per device on ``layout``'s devices, lowered,
-            its inputs and how many individuals it evaluates."""
-            mesh = meshes[layout.devices]
-            split = self._split(mesh, pop_size, self.n_repeats)
-            n_eval = layout.pop_chunk * groups * (layout.devices if split == "pop" else 1)
-
-            def evaluate_group(trainer, population, key, obs_stats):
-                return trainer._evaluate_on(
-                    trainer.task,
-                    population,
-                    key,
-                    trainer.n_repeats,
-                    obs_stats,
-                    mesh,
-                    split,
-                    layout.pop_chunk,
-                    trainer.uses_descriptors,
-                )
-
-            noise = np.random.default_rng(n_eval)  # stand-in parameters: N(centre, 0.1^2)
-            group = jax.tree.map(
-                lambda c, p: (
-                    c
-                    if is_shared(p)
-                    else (c + 0.1 * noise.standard_normal((n_eval, *p.shape[1:]))).astype(p.dtype)
-                ),
-                stand_in["centre"],
-                population,
-                is_leaf=is_shared,
-            )
-            args = (stand_in["trainer"], group, stand_in["key"], stand_in["obs_stats"])
-            if seeds == 1:
-                return *lower(evaluate_group, *args), n_eval
-
-            def evaluate_seeds(trainer, groups, keys, obs_stats):
-                one = functools.partial(evaluate_group, trainer, obs_stats=obs_stats)
-                return jax.vmap(one)(groups, keys)
-
-            groups = jax.tree.map(lambda g: jnp.stack([g] * seeds), group)  # keys too
-            keys = jax.random.split(stand_in["key"], seeds)
-            return *lower(evaluate_seeds, args[0], groups, keys, args[3]), n_eval
-
-        def compile(layout: Layout):
-            groups = dict(options)[layout.devices][-1] // layout.pop_chunk
-            timed = groups_timed(layout.pop_chunk, groups)
-            lowered, inputs, _ = program(layout, timed)
-            time_it = timer(lowered, inputs)
-            return lambda: time_it() * groups / timed
-
-        def start() -> tuple[int, bool]:
-            if centre is None or has_shared(population):
-                # a seed-held population's shared parts: zeros (keys from seed 0)
-                middle = jax.tree.map(
-                    lambda p: concrete(p) if is_shared(p) else np.zeros(p.shape[1:]),
-                    population,
-                    is_leaf=is_shared,
-                )
-            else:  # traced parameters become zeros
-                middle = jax.tree.map(np.asarray, concrete(centre))
-            stand_in.update(
-                trainer=concrete(self),
-                key=concrete(key),
-                obs_stats=concrete(obs_stats),
-                centre=middle,
-            )
-            platform = jax.devices()[0].platform
-            devices, chunks = options[0]
-            # the whole share's program (the search's likely start): its size, bytes per
-            # individual by XLA's cost analysis
-            begin = time.perf_counter()
-            lowered, _, n_eval = program(Layout(devices, chunks[-1]), 1)
-            worth = time.perf_counter() - begin <= MAX_LOWERING_SECONDS
-            if platform != "cpu":
-                return len(chunks) - 1, worth
-            return start_chunk(chunks, step_bytes(lowered) / n_eval, platform), worth
-
-        def what() -> str:
-            return signature(
-                (self.policy, self.task, self.n_repeats, self.init_scale, self.uses_descriptors),
-                (population, key, obs_stats),
-                options,
-                seeds,
-            )
-
-        choice = choose_cached(what, options, compile, start)
-        return meshes[choice.layout.devices], choice
-
-    def _mesh_for(self, state: TrainState) -> Mesh | None:
-        """The mesh :meth:`step` evaluates ``state``'s population on."""
-        population = jax.eval_shape(self.algorithm.ask, state.key, state.algo_state)[0]
-        stats = state.obs_stats if self.normalize_obs else None
-        return self.layout(population, state.key, stats)[0]
-
-    def chosen_layout(self, state: TrainState, seeds: int = 1) -> Choice:
-        """How :meth:`step` evaluates ``state``'s population: the layout's
-        :class:`~evolax.layout.Choice` (made now if it has not been yet), for a step
-        ``vmap``-ped over ``seeds`` runs (:func:`evolax.train` with several seeds)."""
-        population = jax.eval_shape(self.algorithm.ask, state.key, state.algo_state)[0]
-        stats = state.obs_stats if self.normalize_obs else None
-        return self.layout_choice(population, state.key, stats, seeds=seeds)[1]
+    @property
+    def layout(self) -> Layout:
+        """The :class:`~evolax.layout.Layout` :meth:`step` evaluates the population with."""
+        mesh = self.placed_mesh
+        return Layout(1 if mesh is None else mesh.shape[POP_AXIS], self.placed_chunk)
 
     def with_layout(self, layout: Layout) -> Trainer:
         """This trainer with ``layout`` set explicitly: ``pop_chunk``, and ``mesh`` (kept
@@ -374,56 +223,20 @@ class Trainer(eqx.Module):
             mesh = None if layout.devices == 1 else population_mesh(available[: layout.devices])
         return dataclasses.replace(self, mesh=mesh, pop_chunk=layout.pop_chunk)
 
-    def _evaluate_on(
-        self,
-        task,
-        population,
-        key,
-        n_repeats,
-        obs_stats,
-        mesh,
-        split,
-        pop_chunk=None,
-        descriptors=False,
-    ) -> tuple[jax.Array, EvalInfo]:
-        """`evaluate` over ``mesh``'s devices, which split ``split`` (``None``: one device)."""
-
-        def run(population, key, obs_stats, axis_name=None):
-            return evaluate(
-                self.policy,
-                task,
-                population,
-                key,
-                n_repeats,
-                obs_stats,
-                axis_name,
-                pop_chunk,
-                descriptors=descriptors,
-                split_repeats=split == "repeats",
-            )
-
-        if split is None:
-            return run(population, key, obs_stats)
-        # PartitionSpecs stand in for the arrays of an EvalInfo of specs
-        pop: Any
-        replicated: Any
-        replicated = P()
-        pop = P(POP_AXIS) if split == "pop" else replicated
-        stats_spec = None if obs_stats is None else replicated
-        info_specs = EvalInfo(
-            returns=pop,
-            lengths=pop,
-            obs_stats=stats_spec,
-            descriptors=pop if descriptors else None,
+    def evaluate(self, population, key, obs_stats) -> tuple[jax.Array, EvalInfo]:
+        """The population's fitness and :class:`EvalInfo` on this trainer's layout."""
+        return evaluate_on(
+            self.policy,
+            self.task,
+            population,
+            key,
+            self.n_repeats,
+            obs_stats,
+            self.placed_mesh,
+            self.split,
+            self.placed_chunk,
+            self.uses_descriptors,
         )
-        sharded = jax.shard_map(
-            functools.partial(run, axis_name=POP_AXIS),
-            mesh=mesh,
-            in_specs=(per_part(population, replicated, pop), replicated, replicated),
-            out_specs=(pop, info_specs),
-            check_vma=False,
-        )
-        return sharded(population, key, obs_stats)
 
     def init(self, key: PRNGKey) -> TrainState:
         """Initial parameters from the policy (times ``init_scale``), the algorithm's state
@@ -438,12 +251,7 @@ class Trainer(eqx.Module):
             generation=jnp.zeros([], jnp.int32),
             env_steps=jnp.zeros([], jnp.float32),
         )
-        mesh = self._meshes()[0]  # an explicit mesh, or the one an unmeasured layout takes
-        if self.mesh == "auto" and measuring():  # chosen now, around the initial parameters
-            population = jax.eval_shape(self.algorithm.ask, key, state.algo_state)[0]
-            stats = state.obs_stats if self.normalize_obs else None
-            mesh, _ = self.layout_choice(population, key, stats, centre=x0)
-        return _place(state, mesh)
+        return _place(state, self.placed_mesh)
 
     def _ask(self, state: TrainState) -> tuple[Any, Any, tuple[PRNGKey, PRNGKey, PRNGKey]]:
         """The generation's population, the algorithm's state after ``ask``, and the keys of
@@ -461,11 +269,10 @@ class Trainer(eqx.Module):
         keys: tuple[PRNGKey, PRNGKey, PRNGKey],
         fitness: jax.Array,
         info: EvalInfo,
-        mesh: Mesh | None,
-        layout: Layout,
     ) -> tuple[TrainState, Metrics]:
         """The generation's end: ``tell``, the next state and the metrics."""
         key, _, tell_key = keys
+        mesh, layout = self.placed_mesh, self.layout
         if mesh is not None and has_shared(population):
             # held as seeds: every device redraws the whole update from the gathered fitness
             # (f32[pop]), rather than summing its own members' share of a D-sized gradient
@@ -508,38 +315,20 @@ class Trainer(eqx.Module):
         return new_state, metrics
 
     def step(self, state: TrainState) -> tuple[TrainState, Metrics]:
-        """One generation. Returns the new state and ``f32[]`` metrics of this generation.
-
-        On a host task (``task.on_host``) it runs eagerly: ``ask`` and ``tell`` compiled,
-        the episodes stepped in worker processes between them; it cannot be traced.
-        """
+        """One generation. Returns the new state and ``f32[]`` metrics of this generation."""
         obs_stats = state.obs_stats if self.normalize_obs else None
-        if self.task.on_host:
-            population, algo_state, keys = _host_ask(self, state)
-            fitness, info = evaluate(
-                self.policy, self.task, population, keys[1], self.n_repeats, obs_stats
-            )
-            _, layout = self.layout(population, keys[1], obs_stats)  # one device, no chunks
-            return _host_tell(self, state, population, algo_state, keys, fitness, info, layout)
         population, algo_state, keys = self._ask(state)
-        mesh, layout = self.layout(population, keys[1], obs_stats)  # measured once, then cached
-        fitness, info = self._evaluate(population, keys[1], obs_stats, (mesh, layout))
-        return self._tell(state, population, algo_state, keys, fitness, info, mesh, layout)
+        fitness, info = self.evaluate(population, keys[1], obs_stats)
+        return self._tell(state, population, algo_state, keys, fitness, info)
 
     def run(self, state: TrainState, n_generations: int) -> tuple[TrainState, Metrics]:
-        """``n_generations`` steps in one ``lax.scan`` (on a host task, a loop of eager steps);
-        metrics gain a leading generation axis."""
+        """``n_generations`` steps in one ``lax.scan``; metrics gain a leading generation
+        axis."""
         check_positive_int("n_generations", n_generations)
-        if self.task.on_host:  # a Python loop: the episodes are stepped on the host
-            history = []
-            for _ in range(n_generations):
-                state, metrics = self.step(state)
-                history.append(metrics)
-            return state, jax.tree.map(lambda *m: jax.device_put(np.stack(m)), *history)
         state, metrics = jax.lax.scan(lambda s, _: self.step(s), state, None, length=n_generations)
         # the loop may carry parts split over the devices (a population algorithm's
         # population): the state returns placed as it came, so a jitted run compiles once
-        return _place(state, self._mesh_for(state)), metrics
+        return _place(state, self.placed_mesh), metrics
 
     def test(
         self, state: TrainState, key: PRNGKey, n_episodes: int = 100
@@ -561,19 +350,26 @@ class Trainer(eqx.Module):
         population = replicate(best, copies)
 
         def returns(key: PRNGKey, n: int) -> Array:
-            mesh = self._meshes()[0]
-            split = None
-            if mesh is not None:
-                split = even_split(copies, n, mesh.shape[POP_AXIS], copies)
-            mesh = None if split is None else mesh
-            _, info = self._evaluate_on(task, population, key, n, stats, mesh, split)
-            return jnp.mean(info.returns, axis=0)
+            return jnp.mean(self._test_returns(task, population, key, n, stats), axis=0)
 
         if task.max_steps == 1 and n_episodes > 1:
             keys = jax.random.split(key, n_episodes)
             scores = jax.lax.map(lambda k: returns(k, 1), keys)
             return scores.reshape(n_episodes, *task.reward_shape)
         return returns(key, n_episodes)
+
+    def _test_returns(self, task, population, key, n_episodes, stats) -> Array:
+        """``[copies, n_episodes, ...]`` returns of ``population`` (the best solution, once
+        per agent) on ``task``, the mesh's devices splitting the episodes where they divide
+        evenly."""
+        mesh, split = self.placed_mesh, None
+        if mesh is not None:
+            copies = population_size(population)
+            split = even_split(copies, n_episodes, mesh.shape[POP_AXIS], copies)
+        mesh = None if split is None else mesh
+        return evaluate_on(self.policy, task, population, key, n_episodes, stats, mesh, split)[
+            1
+        ].returns
 
     @property
     def evaluation_task(self) -> Task:
@@ -584,25 +380,3 @@ class Trainer(eqx.Module):
         """The genome to deploy and the observation statistics it needs (``None`` if unused)."""
         stats = state.obs_stats if self.normalize_obs else None
         return self.algorithm.best(state.algo_state), stats
-
-
-@eqx.filter_jit
-def _host_ask(trainer: Trainer, state: TrainState):
-    """:meth:`Trainer._ask`, compiled, for a host task's eager step."""
-    return trainer._ask(state)
-
-
-@eqx.filter_jit
-def _host_tell(trainer: Trainer, state, population, algo_state, keys, fitness, info, layout):
-    """:meth:`Trainer._tell`, compiled, for a host task's eager step."""
-    return trainer._tell(state, population, algo_state, keys, fitness, info, None, layout)
-
-
-def each_seed(fn, state: Any, batched: bool) -> Any:
-    """``fn(state)``, or for a ``batched`` state (a leading seed axis) ``fn`` of each seed's
-    state one after another, the results stacked: ``vmap`` for a host task's eager steps."""
-    if not batched:
-        return fn(state)
-    n_seeds = jax.tree.leaves(state)[0].shape[0]
-    results = [fn(jax.tree.map(lambda x, i=i: x[i], state)) for i in range(n_seeds)]
-    return jax.tree.map(lambda *r: jnp.stack(r), *results)

@@ -21,15 +21,16 @@ from helpers import state_leaves
 
 gymnasium = pytest.importorskip("gymnasium", reason="host tasks need gymnasium")
 
-from evolax import Trainer  # noqa: E402
+from evolax import HostTrainer, Trainer  # noqa: E402
 from evolax.algorithms import PGPE  # noqa: E402
 from evolax.host import HostError, close_pools  # noqa: E402
 from evolax.normalize import ObsStats  # noqa: E402
+from evolax.placement import trainer_class  # noqa: E402
 from evolax.policies import MLP  # noqa: E402
-from evolax.rollout import evaluate  # noqa: E402
+from evolax.rollout import evaluate_host  # noqa: E402
 from evolax.rollout.episode import episode_keys, step_keys  # noqa: E402
 from evolax.runner import train  # noqa: E402
-from evolax.tasks import Gymnasium  # noqa: E402
+from evolax.tasks import CartPoleSwingUp, Gymnasium  # noqa: E402
 
 HERE = Path(__file__).parent
 
@@ -84,7 +85,7 @@ def test_episodes_equal_gymnasium(env_id, n_workers, overlap):
     policy = MLP(hidden_sizes=(8,), output_activation="tanh")
     members = population(policy, task, 5)
     key = jax.random.key(7)
-    fitness, info = evaluate(policy, task, members, key, n_repeats=2)
+    fitness, info = evaluate_host(policy, task, members, key, n_repeats=2)
     expected, _ = reference(policy, task, members, key, 2)
     np.testing.assert_allclose(fitness, expected, rtol=1e-5)
     assert info.returns.shape == info.lengths.shape == (5, 2)
@@ -97,7 +98,7 @@ def test_one_member_splits_its_repeats():
     policy = MLP(hidden_sizes=(8,))
     members = population(policy, task, 1, seed=3)
     key = jax.random.key(2)
-    fitness, _ = evaluate(policy, task, members, key, n_repeats=5)
+    fitness, _ = evaluate_host(policy, task, members, key, n_repeats=5)
     np.testing.assert_allclose(fitness, reference(policy, task, members, key, 5)[0], rtol=1e-5)
 
 
@@ -109,7 +110,7 @@ def test_observation_statistics_are_those_acted_on():
     before = ObsStats.zeros(task.obs_shape).merge(
         jnp.float32(10.0), jnp.full(4, 1.0), jnp.full(4, 20.0), jnp.zeros(4)
     )
-    fitness, info = evaluate(policy, task, members, key, n_repeats=2, obs_stats=before)
+    fitness, info = evaluate_host(policy, task, members, key, n_repeats=2, obs_stats=before)
     expected, seen = reference(policy, task, members, key, 2, stats=before)
     np.testing.assert_allclose(fitness, expected, rtol=1e-5)
     count = float(before.count) + len(seen)
@@ -124,7 +125,18 @@ def test_observation_statistics_are_those_acted_on():
 def trainer(n_workers=2):
     task = Gymnasium("CartPole-v1", n_workers=n_workers, max_steps=100)
     algorithm = PGPE(pop_size=8, init_std=0.1, optimizer=optax.adam(0.05))
-    return Trainer(algorithm, MLP(hidden_sizes=(8,)), task, n_repeats=2, normalize_obs=True)
+    return HostTrainer(algorithm, MLP(hidden_sizes=(8,)), task, n_repeats=2, normalize_obs=True)
+
+
+def test_each_trainer_refuses_the_other_kind_of_task():
+    """A host task trains with HostTrainer, a JAX task with Trainer: one line says which."""
+    task = Gymnasium("CartPole-v1", n_workers=1, max_steps=10)
+    with pytest.raises(ValueError, match=r"stepped on the host: train it with evolax.HostTrainer"):
+        Trainer(PGPE(pop_size=4), MLP(), task)
+    with pytest.raises(ValueError, match=r"stepped in JAX: train it with evolax.Trainer"):
+        HostTrainer(PGPE(pop_size=4), MLP(), CartPoleSwingUp(max_steps=10))
+    assert trainer_class(task) is HostTrainer
+    assert trainer_class(CartPoleSwingUp()) is Trainer
 
 
 @pytest.mark.slow  # 8 s; exact resume of JAX tasks stays in the default run (test_interrupt)
@@ -197,7 +209,7 @@ def test_failures_stop_the_run_with_one_line(faulty, env_id, message):
     members = population(policy, task, 4)
     start = time.monotonic()
     with pytest.raises(HostError, match=message) as error:
-        evaluate(policy, task, members, jax.random.key(0), n_repeats=2)
+        evaluate_host(policy, task, members, jax.random.key(0), n_repeats=2)
     assert "\n" not in str(error.value)
     assert time.monotonic() - start < 30  # never hangs
     assert task.pool().closed is False  # the next evaluation starts new workers
@@ -211,7 +223,7 @@ def test_mujoco_episodes_equal_gymnasium():
     policy = MLP(hidden_sizes=(16,), output_activation="tanh")
     members = population(policy, task, 3)
     key = jax.random.key(11)
-    fitness, _ = evaluate(policy, task, members, key, n_repeats=2)
+    fitness, _ = evaluate_host(policy, task, members, key, n_repeats=2)
     np.testing.assert_allclose(fitness, reference(policy, task, members, key, 2)[0], rtol=2e-5)
 
 
@@ -232,7 +244,7 @@ def test_ray_actors_on_two_nodes_give_one_process_s_results():
                 "Pendulum-v1", n_workers=2, backend=backend, ray_address=cluster.address
             )
             members = population(policy, task, 6)
-            fitness, _ = evaluate(policy, task, members, jax.random.key(3), n_repeats=2)
+            fitness, _ = evaluate_host(policy, task, members, jax.random.key(3), n_repeats=2)
             results.append(np.asarray(fitness))
         # each node's one CPU is held by one actor
         assert len(ray.nodes()) == 2 and ray.available_resources().get("CPU", 0) == 0

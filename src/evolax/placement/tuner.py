@@ -1,10 +1,15 @@
-"""How a population's evaluation is laid out: over how many devices, and in groups of how
-many individuals one after another. :func:`choose` picks the fastest layout by compiling a few
-candidates and timing them, within a budget, once per shape."""
+"""The measured choice of a trainer's evaluation layout: over how many devices, and in groups
+of how many individuals one after another. :func:`choose_layout` picks the fastest for a
+trainer and a state by compiling a few candidates and timing them (:func:`choose`), within a
+budget, once per shape (:func:`choose_cached`, with its cache folder).
+
+This module times programs, runs threads and writes files: nothing that is traced imports it
+(a test checks). The runner calls it once per run; a library user may call it too."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -16,13 +21,24 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh
 
 from evolax.cache import cache_dir
+from evolax.layout import Choice, Layout
+from evolax.rollout.sharded import evaluate_on, mesh_split
+from evolax.rollout.teams import agents_per_unit
+from evolax.seeded import has_shared, is_shared
+from evolax.sharding import POP_AXIS, default_mesh
+from evolax.validation import check_positive_int
+
+if TYPE_CHECKING:
+    from evolax.trainer import Trainer, TrainState
 
 #: The tuning budget, in generations: no new round of candidates starts where it would take
 #: tuning past this many estimated generations of the best layout so far. Half of 10% of a
@@ -44,40 +60,6 @@ CLOSE = 1.5
 #: A candidate's program evaluates groups of at least this many individuals in all, one group
 #: after another, so that what a call costs besides its groups is spread over several.
 MIN_INDIVIDUALS = 8
-
-
-@dataclasses.dataclass(frozen=True)
-class Layout:
-    """Where and in which groups a population is evaluated.
-
-    Attributes:
-        devices: devices sharing the evaluation (``1``: no sharding).
-        pop_chunk: individuals evaluated at once on each device.
-    """
-
-    devices: int
-    pop_chunk: int
-
-
-@dataclasses.dataclass(frozen=True)
-class Choice:
-    """The layout :func:`choose` picked and what it cost to pick.
-
-    Attributes:
-        layout: the fastest layout measured.
-        seconds: its estimated evaluation time per generation.
-        tuning_seconds: wall time spent compiling and timing candidates.
-        timings: every candidate measured, with its estimated time per generation.
-        source: ``"measured"``, ``"cost model"`` (its start, where measuring costs too
-            much), ``"cache"`` (an earlier process's choice), ``"unmeasured"`` (the most
-            devices, whole shares) or ``"explicit"`` (set by the user).
-    """
-
-    layout: Layout
-    seconds: float
-    tuning_seconds: float
-    timings: tuple[tuple[Layout, float], ...]
-    source: str = "measured"
 
 
 def chunk_candidates(units: int, group: int = 1) -> list[int]:
@@ -321,3 +303,149 @@ def timer(lowered: jax.stages.Lowered, inputs: Any) -> Callable[[], float]:
         return time.perf_counter() - begin
 
     return call
+
+
+def _meshes(trainer: Trainer) -> list[Mesh | None]:
+    """The meshes a layout is chosen among: the trainer's explicit ``mesh``, or for
+    ``"auto"`` the default mesh (if there is one) and no mesh."""
+    if trainer.hosted:  # one device computes the actions of the host's episodes
+        return [None]
+    if trainer.mesh != "auto":
+        return [trainer.placed_mesh]
+    group = agents_per_unit(trainer.task)
+    mesh = default_mesh(trainer.algorithm.pop_size, trainer.n_repeats, group)
+    return [None] if mesh is None else [mesh, None]
+
+
+def choose_layout(trainer: Trainer, state: TrainState, seeds: int = 1) -> Choice:
+    """The :class:`~evolax.layout.Choice` of layout for ``trainer`` training ``state`` (one
+    seed's): its explicit settings, else the fastest candidates among those ``"auto"``
+    allows, measured now or once per shape (:func:`choose_cached`) on stand-in individuals
+    around the algorithm's best genome, for a step ``vmap``-ped over ``seeds`` runs (``seeds``
+    times a group's individuals then share each evaluation). Set it with
+    :meth:`Trainer.with_layout <evolax.trainer.Trainer.with_layout>`."""
+    check_positive_int("seeds", seeds)
+    pop_size = trainer.algorithm.pop_size
+    if trainer.hosted:  # the host's workers batch the whole population themselves
+        return Choice(Layout(1, pop_size), math.nan, 0.0, (), "host")
+    group = agents_per_unit(trainer.task)
+    key = state.key
+    population = jax.eval_shape(trainer.algorithm.ask, key, state.algo_state)[0]
+    obs_stats = state.obs_stats if trainer.normalize_obs else None
+    centre = None if seeds > 1 else trainer.algorithm.best(state.algo_state)
+    options, meshes = [], {}
+    for mesh in _meshes(trainer):
+        devices = 1 if mesh is None else mesh.shape[POP_AXIS]
+        split = mesh_split(mesh, pop_size, trainer.n_repeats, trainer.task)
+        local = pop_size // devices if split == "pop" else pop_size
+        if trainer.pop_chunk == "auto":
+            chunks = chunk_candidates(local // group, group)
+        else:
+            chunks = [local if trainer.pop_chunk is None else cast(int, trainer.pop_chunk)]
+        options.append((devices, chunks))
+        meshes[devices] = mesh
+    if len(options) == 1 and len(options[0][1]) == 1:
+        devices, (chunk,) = options[0]
+        return Choice(Layout(devices, chunk), math.nan, 0.0, (), "explicit")
+
+    stand_in: dict[str, Any] = {}  # concrete inputs, made once `start` runs
+
+    @functools.cache
+    def program(layout: Layout, groups: int = 1):
+        """The evaluation of ``groups`` groups per device on ``layout``'s devices, lowered,
+        its inputs and how many individuals it evaluates."""
+        mesh = meshes[layout.devices]
+        split = mesh_split(mesh, pop_size, trainer.n_repeats, trainer.task)
+        n_eval = layout.pop_chunk * groups * (layout.devices if split == "pop" else 1)
+
+        def evaluate_group(trainer, population, key, obs_stats):
+            return evaluate_on(
+                trainer.policy,
+                trainer.task,
+                population,
+                key,
+                trainer.n_repeats,
+                obs_stats,
+                mesh,
+                split,
+                layout.pop_chunk,
+                trainer.uses_descriptors,
+            )
+
+        noise = np.random.default_rng(n_eval)  # stand-in parameters: N(centre, 0.1^2)
+        group = jax.tree.map(
+            lambda c, p: (
+                c
+                if is_shared(p)
+                else (c + 0.1 * noise.standard_normal((n_eval, *p.shape[1:]))).astype(p.dtype)
+            ),
+            stand_in["centre"],
+            population,
+            is_leaf=is_shared,
+        )
+        args = (stand_in["trainer"], group, stand_in["key"], stand_in["obs_stats"])
+        if seeds == 1:
+            return *lower(evaluate_group, *args), n_eval
+
+        def evaluate_seeds(trainer, groups, keys, obs_stats):
+            one = functools.partial(evaluate_group, trainer, obs_stats=obs_stats)
+            return jax.vmap(one)(groups, keys)
+
+        groups = jax.tree.map(lambda g: jnp.stack([g] * seeds), group)  # keys too
+        keys = jax.random.split(stand_in["key"], seeds)
+        return *lower(evaluate_seeds, args[0], groups, keys, args[3]), n_eval
+
+    def compile(layout: Layout):
+        groups = dict(options)[layout.devices][-1] // layout.pop_chunk
+        timed = groups_timed(layout.pop_chunk, groups)
+        lowered, inputs, _ = program(layout, timed)
+        time_it = timer(lowered, inputs)
+        return lambda: time_it() * groups / timed
+
+    def start() -> tuple[int, bool]:
+        if centre is None or has_shared(population):
+            # a seed-held population's shared parts: zeros (keys from seed 0)
+            middle = jax.tree.map(
+                lambda p: concrete(p) if is_shared(p) else np.zeros(p.shape[1:]),
+                population,
+                is_leaf=is_shared,
+            )
+        else:
+            middle = jax.tree.map(np.asarray, concrete(centre))
+        stand_in.update(
+            trainer=concrete(trainer),
+            key=concrete(key),
+            obs_stats=concrete(obs_stats),
+            centre=middle,
+        )
+        platform = jax.devices()[0].platform
+        devices, chunks = options[0]
+        # the whole share's program (the search's likely start): its size, bytes per
+        # individual by XLA's cost analysis
+        begin = time.perf_counter()
+        lowered, _, n_eval = program(Layout(devices, chunks[-1]), 1)
+        worth = time.perf_counter() - begin <= MAX_LOWERING_SECONDS
+        if platform != "cpu":
+            return len(chunks) - 1, worth
+        return start_chunk(chunks, step_bytes(lowered) / n_eval, platform), worth
+
+    def what() -> str:
+        return signature(
+            (
+                trainer.policy,
+                trainer.task,
+                trainer.n_repeats,
+                trainer.init_scale,
+                trainer.uses_descriptors,
+            ),
+            (population, key, obs_stats),
+            options,
+            seeds,
+        )
+
+    return choose_cached(what, options, compile, start)
+
+
+def place(trainer: Trainer, state: TrainState, seeds: int = 1) -> Trainer:
+    """``trainer`` set to the layout :func:`choose_layout` picks for it and ``state``."""
+    return trainer.with_layout(choose_layout(trainer, state, seeds).layout)

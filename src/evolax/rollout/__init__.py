@@ -3,19 +3,23 @@
 - :mod:`~evolax.rollout.episode`: the episodes' keys, one step of one agent
   (:func:`transition`, which :mod:`evolax.render` scans too) and the loop over a batch.
 - :mod:`~evolax.rollout.teams`: multi-agent assignment of individuals to environments.
-- :mod:`~evolax.rollout.wrappers`: task wrappers (observation normalisation, descriptors).
+- :mod:`~evolax.rollout.wrappers`: the rollout's task wrappers (observation normalisation,
+  descriptors), on :class:`~evolax.tasks.wrapper.TaskWrapper`.
 - :mod:`~evolax.rollout.host`: the episodes of a host task (gymnasium), stepped in worker
   processes while the device computes actions.
 - :mod:`~evolax.rollout.evaluate`: :func:`evaluate`, which composes them, and
   :func:`in_chunks` (the population evaluated in groups).
-
-Sharding is the trainer's: ``evaluate`` runs on whatever part of the population it is given.
+- :mod:`~evolax.rollout.sharded`: :func:`evaluate_on`, ``evaluate`` on an explicit layout
+  (over a mesh's devices, in groups); which layout is :mod:`evolax.placement`'s choice.
 """
 
 from evolax.rollout.episode import episode_keys, initial_states, run_episodes, step_keys, transition
 from evolax.rollout.evaluate import EvalInfo, evaluate, in_chunks
+from evolax.rollout.host import evaluate_host
+from evolax.rollout.sharded import evaluate_on
 from evolax.rollout.teams import as_teams, from_teams
-from evolax.rollout.wrappers import NormalizeObs, RecordDescriptor, TaskWrapper, unwrap
+from evolax.rollout.wrappers import NormalizeObs, RecordDescriptor
+from evolax.tasks.wrapper import TaskWrapper, unwrap
 
 __all__ = [
     "EvalInfo",
@@ -25,6 +29,8 @@ __all__ = [
     "as_teams",
     "episode_keys",
     "evaluate",
+    "evaluate_host",
+    "evaluate_on",
     "from_teams",
     "in_chunks",
     "initial_states",

@@ -20,18 +20,12 @@ from jaxtyping import Array, PyTree
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.rollout.episode import episode_keys, initial_states, run_episodes
-from evolax.rollout.host import evaluate_host
 from evolax.rollout.info import EvalInfo
 from evolax.rollout.teams import agents_per_unit, as_teams, from_teams
-from evolax.rollout.wrappers import (
-    DescribedState,
-    NormalizedState,
-    NormalizeObs,
-    RecordDescriptor,
-    unwrap,
-)
+from evolax.rollout.wrappers import DescribedState, NormalizedState, NormalizeObs, RecordDescriptor
 from evolax.seeded import map_batched, materialize, per_part
 from evolax.tasks.base import Task
+from evolax.tasks.wrapper import unwrap
 from evolax.types import Fitness, Population, PRNGKey
 from evolax.validation import check_positive_int, population_size
 
@@ -144,21 +138,14 @@ def evaluate(
             equal to an evaluation on one device. Without it, each device holds a slice of the
             population (its results are those of its slice).
 
-    A task with ``on_host`` (:class:`~evolax.tasks.Gymnasium`) is stepped in worker
-    processes by :func:`~evolax.rollout.host.evaluate_host` instead: called eagerly (not
-    under ``jit``), with the same keys, seeds and results.
+    A task with ``on_host`` (:class:`~evolax.tasks.Gymnasium`) is evaluated by
+    :func:`~evolax.rollout.host.evaluate_host` instead (eagerly, in worker processes, with
+    the same keys, seeds and results).
 
     Returns:
         ``fitness`` (``f32[pop]``, or ``f32[pop, *task.reward_shape]``: the mean return of
         each objective) and an :class:`EvalInfo`.
     """
-    if task.on_host:
-        if descriptors or split_repeats or axis_name is not None or pop_chunk is not None:
-            raise ValueError(
-                f"{type(task).__name__} is stepped on the host: evaluate it without "
-                "descriptors, axis_name, pop_chunk or split_repeats"
-            )
-        return evaluate_host(policy, task, population, key, n_repeats, obs_stats)
     check_positive_int("n_repeats", n_repeats)
     pop_size = population_size(population)
     chunk = pop_size if pop_chunk is None else pop_chunk

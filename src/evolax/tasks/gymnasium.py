@@ -151,7 +151,8 @@ class Gymnasium(Task):
     def reset(self, key: PRNGKey):
         raise TypeError(
             f"Gymnasium({self.env_id!r}) runs on the host: evaluate it with "
-            "evolax.rollout.evaluate or a Trainer, which step it in worker processes"
+            "evolax.rollout.evaluate_host or train it with evolax.HostTrainer, which step it "
+            "in worker processes"
         )
 
     def step(self, state, action, key: PRNGKey):
