@@ -5,9 +5,9 @@ The paper's and EvoJAX's ``AbstractPainting01`` setting: 50 triangles on a 200 x
 with ClipUp, population 256, EvoJAX's PGPE defaults (centre lr 0.15, ClipUp max speed 0.15
 and momentum 0.9, initial std 0.1, std lr 0.1, std max change 0.2).
 
-``--speed`` times ``evolax.evaluate`` of a population (one generation's rendering and loss)
-for several ``pop_chunk`` values. The training part runs ``Trainer.run`` in compiled chunks
-of ``--chunk`` generations until ``--budget`` seconds have passed and prints, after each
+``--speed`` times ``evolax.rollout.evaluate_on`` of a population (one generation's rendering
+and loss) for several ``pop_chunk`` values. The training part runs ``Trainer.run`` in compiled
+chunks of ``--chunk`` generations until ``--budget`` seconds have passed and prints, after each
 chunk, the generation, the seconds since the start (compilation included), and the loss of
 the search distribution's centre (what ``PGPE.best`` returns) and the population's mean loss.
 CPU seconds (``time.process_time``, all threads) are printed beside wall seconds because a
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> dict:
     from evolax.algorithms import PGPE
     from evolax.optim import clipup
     from evolax.policies.direct import Direct
-    from evolax.rollout import evaluate
+    from evolax.rollout import evaluate_on
     from evolax.tasks.image_approximation import ImageApproximation
     from evolax.trainer import Trainer
 
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> dict:
             if chunk is not None and args.pop_size % chunk:
                 continue
             fitness = eqx.filter_jit(
-                lambda task, pop, key, chunk=chunk: evaluate(
+                lambda task, pop, key, chunk=chunk: evaluate_on(
                     policy, task, pop, key, pop_chunk=chunk
                 )
             )

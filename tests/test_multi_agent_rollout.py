@@ -11,7 +11,7 @@ import pytest
 from evolax import Trainer
 from evolax.algorithms import PGPE
 from evolax.policies import MLP, Direct, Team
-from evolax.rollout import evaluate
+from evolax.rollout import evaluate, evaluate_on
 from evolax.tasks import MultiAgentTask
 
 
@@ -50,7 +50,7 @@ def test_each_individual_is_scored_by_its_own_agent():
     np.testing.assert_allclose(fitness, 5 * np.arange(12))
     assert info.returns.shape == (12, 2) and info.lengths.shape == (12, 2)
     np.testing.assert_array_equal(info.lengths, 5)
-    chunked, _ = evaluate(Direct(), task, population, jax.random.PRNGKey(0), 2, pop_chunk=4)
+    chunked, _ = evaluate_on(Direct(), task, population, jax.random.PRNGKey(0), 2, pop_chunk=4)
     np.testing.assert_allclose(chunked, fitness)
 
 
@@ -77,7 +77,7 @@ def test_population_must_fill_whole_environments():
     with pytest.raises(ValueError, match=r"multiple of task\.n_agents=4"):
         evaluate(Direct(), Echo(), jnp.ones((6, 1)), jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match="pop_chunk"):
-        evaluate(Direct(), Echo(), jnp.ones((8, 1)), jax.random.PRNGKey(0), pop_chunk=2)
+        evaluate_on(Direct(), Echo(), jnp.ones((8, 1)), jax.random.PRNGKey(0), pop_chunk=2)
     with pytest.raises(ValueError, match="pop_size=6 must be a multiple"):
         Trainer(
             algorithm=PGPE(pop_size=6, optimizer=optax.sgd(0.1)),

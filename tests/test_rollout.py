@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from evolax import MLP, CartPoleSwingUp, ObsStats, evaluate
+from evolax.rollout import evaluate_on
 from helpers import Constant, Countdown, Linear, LinearRegression
 
 
@@ -107,7 +108,7 @@ def test_evaluating_in_groups_equals_all_at_once(key, pop_chunk):
     population = jax.tree.map(lambda *x: jnp.stack(x), *params)
     stats = ObsStats.zeros((5,))
     whole, info = evaluate(policy, task, population, key, n_repeats=3, obs_stats=stats)
-    grouped, info_g = evaluate(
+    grouped, info_g = evaluate_on(
         policy, task, population, key, n_repeats=3, obs_stats=stats, pop_chunk=pop_chunk
     )
     np.testing.assert_allclose(grouped, whole, rtol=1e-5)
@@ -115,7 +116,7 @@ def test_evaluating_in_groups_equals_all_at_once(key, pop_chunk):
     assert float(info_g.obs_stats.count) == float(info.obs_stats.count)
     np.testing.assert_allclose(info_g.obs_stats.mean, info.obs_stats.mean, rtol=1e-5)
     with pytest.raises(ValueError, match="pop_chunk=3 must divide the population"):
-        evaluate(policy, task, population, key, pop_chunk=3)
+        evaluate_on(policy, task, population, key, pop_chunk=3)
 
 
 def test_wrappers_stack_in_either_order(key):

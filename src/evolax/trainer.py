@@ -232,10 +232,10 @@ class Trainer(eqx.Module):
             key,
             self.n_repeats,
             obs_stats,
-            self.placed_mesh,
-            self.split,
-            self.placed_chunk,
             self.uses_descriptors,
+            mesh=self.placed_mesh,
+            pop_chunk=self.placed_chunk,
+            split=self.split,
         )
 
     def init(self, key: PRNGKey) -> TrainState:
@@ -367,9 +367,10 @@ class Trainer(eqx.Module):
             copies = population_size(population)
             split = even_split(copies, n_episodes, mesh.shape[POP_AXIS], copies)
         mesh = None if split is None else mesh
-        return evaluate_on(self.policy, task, population, key, n_episodes, stats, mesh, split)[
-            1
-        ].returns
+        _, info = evaluate_on(
+            self.policy, task, population, key, n_episodes, stats, mesh=mesh, split=split
+        )
+        return info.returns
 
     @property
     def evaluation_task(self) -> Task:

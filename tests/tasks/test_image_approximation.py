@@ -12,7 +12,7 @@ from evolax.algorithms import PGPE
 from evolax.optim import clipup
 from evolax.policies.base import EmptyState
 from evolax.policies.direct import Direct
-from evolax.rollout import evaluate
+from evolax.rollout import evaluate, evaluate_on
 from evolax.tasks.image_approximation import (
     ImageApproximation,
     ImageApproximationState,
@@ -109,7 +109,7 @@ def test_reset_and_evaluate_a_population(target, key):
     population = jax.random.uniform(jax.random.key(2), (6, N, 10))
     for pop_chunk in (None, 2):
         fitness, info = eqx.filter_jit(
-            lambda task, pop, c=pop_chunk: evaluate(
+            lambda task, pop, c=pop_chunk: evaluate_on(
                 policy, task, pop, key, n_repeats=2, pop_chunk=c
             )
         )(task, population)

@@ -366,10 +366,10 @@ def choose_layout(trainer: Trainer, state: TrainState, seeds: int = 1) -> Choice
                 key,
                 trainer.n_repeats,
                 obs_stats,
-                mesh,
-                split,
-                layout.pop_chunk,
                 trainer.uses_descriptors,
+                mesh=mesh,
+                pop_chunk=layout.pop_chunk,
+                split=split,
             )
 
         noise = np.random.default_rng(n_eval)  # stand-in parameters: N(centre, 0.1^2)

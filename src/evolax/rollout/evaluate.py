@@ -101,10 +101,7 @@ def evaluate(
     key: PRNGKey,
     n_repeats: int = 1,
     obs_stats: ObsStats | None = None,
-    axis_name: str | None = None,
-    pop_chunk: int | None = None,
     descriptors: bool = False,
-    split_repeats: bool = False,
 ) -> tuple[Fitness, EvalInfo]:
     """Run every individual for ``n_repeats`` episodes; fitness is the mean episode return.
 
@@ -116,6 +113,12 @@ def evaluate(
     ignored, and the loop stops once every episode is done (see
     :func:`~evolax.rollout.episode.run_episodes`).
 
+    This is what an episode is; where it runs (over devices, in groups of individuals) is
+    :func:`~evolax.rollout.sharded.evaluate_on`'s. A task with ``on_host``
+    (:class:`~evolax.tasks.Gymnasium`) is evaluated by
+    :func:`~evolax.rollout.host.evaluate_host` instead (eagerly, in worker processes, with
+    the same keys, seeds and results).
+
     Args:
         policy: the policy network.
         task: the task.
@@ -124,27 +127,45 @@ def evaluate(
         n_repeats: episodes per individual, positive.
         obs_stats: if given, observations are normalised with these statistics before the
             policy sees them, and ``info.obs_stats`` returns them updated with this rollout.
+        descriptors: also return each individual's behaviour descriptor in
+            ``info.descriptors`` (the task must define ``Task.descriptor``).
+
+    Returns:
+        ``fitness`` (``f32[pop]``, or ``f32[pop, *task.reward_shape]``: the mean return of
+        each objective) and an :class:`EvalInfo`.
+    """
+    return evaluate_shard(policy, task, population, key, n_repeats, obs_stats, descriptors)
+
+
+def evaluate_shard(
+    policy: Policy,
+    task: Task,
+    population: Population,
+    key: PRNGKey,
+    n_repeats: int = 1,
+    obs_stats: ObsStats | None = None,
+    descriptors: bool = False,
+    axis_name: str | None = None,
+    pop_chunk: int | None = None,
+    split_repeats: bool = False,
+) -> tuple[Fitness, EvalInfo]:
+    """:func:`evaluate` of one device's share, in groups (the mechanism behind
+    :func:`~evolax.rollout.sharded.evaluate_on`).
+
+    Args:
+        policy, task, population, key, n_repeats, obs_stats, descriptors: as
+            :func:`evaluate`'s.
         axis_name: when called per device inside ``shard_map``, the mesh axis the devices
             share the work along; the observation statistics are summed over it, so every
             device ends with the statistics of the whole evaluation.
         pop_chunk: evaluate the population in groups of this many individuals, one group
             after another (``lax.map``), instead of all at once; must divide the population.
             Convolutional policies on CPU run several times faster one individual at a time.
-        descriptors: also return each individual's behaviour descriptor in
-            ``info.descriptors`` (the task must define ``Task.descriptor``).
         split_repeats: with ``axis_name``, every device holds the whole population and runs
             its own share of the ``n_repeats`` episodes (which must divide evenly over the
             axis); the results are gathered, so each device returns those of all episodes,
             equal to an evaluation on one device. Without it, each device holds a slice of the
             population (its results are those of its slice).
-
-    A task with ``on_host`` (:class:`~evolax.tasks.Gymnasium`) is evaluated by
-    :func:`~evolax.rollout.host.evaluate_host` instead (eagerly, in worker processes, with
-    the same keys, seeds and results).
-
-    Returns:
-        ``fitness`` (``f32[pop]``, or ``f32[pop, *task.reward_shape]``: the mean return of
-        each objective) and an :class:`EvalInfo`.
     """
     check_positive_int("n_repeats", n_repeats)
     pop_size = population_size(population)

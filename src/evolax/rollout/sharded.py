@@ -18,13 +18,14 @@ from jax.sharding import PartitionSpec as P
 
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
-from evolax.rollout.evaluate import evaluate
+from evolax.rollout.evaluate import evaluate_shard
 from evolax.rollout.info import EvalInfo
 from evolax.rollout.teams import agents_per_unit
 from evolax.seeded import per_part
 from evolax.sharding import POP_AXIS, split_axis
 from evolax.tasks.base import Task
 from evolax.types import Fitness, Population, PRNGKey
+from evolax.validation import population_size
 
 
 def mesh_split(mesh: Mesh | None, pop_size: int, n_repeats: int, task: Task) -> str | None:
@@ -40,27 +41,34 @@ def evaluate_on(
     task: Task,
     population: Population,
     key: PRNGKey,
-    n_repeats: int,
-    obs_stats: ObsStats | None,
-    mesh: Mesh | None,
-    split: str | None,
-    pop_chunk: int | None = None,
+    n_repeats: int = 1,
+    obs_stats: ObsStats | None = None,
     descriptors: bool = False,
+    *,
+    mesh: Mesh | None = None,
+    pop_chunk: int | None = None,
+    split: str | None = "auto",
 ) -> tuple[Fitness, EvalInfo]:
-    """:func:`~evolax.rollout.evaluate` over ``mesh``'s devices, which split ``split``
-    (:func:`mesh_split`; ``None``: one device), each in groups of ``pop_chunk``."""
+    """:func:`~evolax.rollout.evaluate` on an explicit layout: over ``mesh``'s devices
+    (``None``: one device), each evaluating its share in groups of ``pop_chunk`` individuals
+    (``None``: all at once). The devices split ``split``: ``"pop"`` or ``"repeats"``
+    (``"auto"``: :func:`mesh_split`'s choice); the results equal one device's."""
+    if split == "auto":
+        split = mesh_split(mesh, population_size(population), n_repeats, task)
+    if mesh is None:
+        split = None
 
     def run(population, key, obs_stats, axis_name=None):
-        return evaluate(
+        return evaluate_shard(
             policy,
             task,
             population,
             key,
             n_repeats,
             obs_stats,
+            descriptors,
             axis_name,
             pop_chunk,
-            descriptors=descriptors,
             split_repeats=split == "repeats",
         )
 
