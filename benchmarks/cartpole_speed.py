@@ -9,8 +9,8 @@ machine drift hits all of them. Run with
 `nox -s bench` (installs EvoJAX 0.2.17 beside evolax).
 
 evolax runs as a library user composes it: `evolax.use_cpu_cores()` (one XLA CPU device per
-core), then a `Trainer` with default settings, which times its evaluation layouts (devices,
-group size) when its state is first made. EvoJAX runs twice: as its users run it (XLA's
+core), then a `Trainer` with default settings placed with `evolax.place`, which times its
+evaluation layouts (devices, group size) once. EvoJAX runs twice: as its users run it (XLA's
 default flags; the ratio is taken against this worker), and with the XLA flags importing evolax
 sets (`evolax.xla_cpu`: 512-bit vectors on AVX-512 CPUs), to show what is evolax's own and what
 the compiler's. EvoJAX runs on one device by default: with `--evojax-devices 2` its

@@ -6,8 +6,8 @@ IDX files in `$EVOLAX_DATA_DIR/mnist` (or `--data-dir`), read by evolax's loader
 task reads MNIST through `torchvision.datasets.MNIST`; its worker gets a stand-in module that
 serves those same arrays (so torch need not be installed). A generation is ask + evaluate +
 tell; compilation is excluded (one warm-up generation each). evolax runs as a library user
-composes it: `evolax.use_cpu_cores()`, then the preset's `Trainer` with default settings, which
-times its evaluation layouts (devices, group size) when its state is first made. Run with
+composes it: `evolax.use_cpu_cores()`, then the preset's `Trainer` with default settings
+placed with `evolax.place`, which times its evaluation layouts (devices, group size) once. Run with
 `nox -s bench -- mnist`.
 """
 

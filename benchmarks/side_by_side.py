@@ -42,13 +42,18 @@ def xla_defaults() -> None:
 
 
 def evolax_timer(trainer, state) -> Callable[[int], float]:
-    """``generations(n)`` for an evolax ``Trainer``, continuing from ``state``.
+    """``generations(n)`` for an evolax ``Trainer``, continuing from ``state``, placed as a
+    user places it (``evolax.place``: the evaluation layout measured once, or cached).
 
     The trainer is a ``filter_jit`` argument (datasets are not baked into the program), and
     each new ``n`` is compiled by one untimed call before it is timed.
     """
     import equinox as eqx
     import jax
+
+    import evolax
+
+    trainer = evolax.place(trainer, state)
 
     run = eqx.filter_jit(lambda trainer, state, n: trainer.run(state, n))  # n: static
     compiled: set[int] = set()
