@@ -24,7 +24,8 @@ from pathlib import Path
 
 import evolax
 from cartpole_seeds import first_at, quartiles
-from evolax.config import build_trainer, from_flat, resolve, run_settings
+from evolax.config import build_trainer, resolve, run_settings
+from evolax.legacy import from_flat
 from evolax.logging import read_rows
 from evolax.runner import train
 from results_table import RESULTS, previous_rows, write_results

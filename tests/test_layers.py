@@ -40,7 +40,7 @@ LAYERS: list[list[str]] = [
     ["evolax.trainer"],
     ["evolax.placement"],
     ["evolax.runner", "evolax.hooks", "evolax.checkpoint"],
-    ["evolax.config", "evolax.runs"],
+    ["evolax.config", "evolax.legacy", "evolax.runs"],
     ["evolax.cli"],
 ]
 LAYER_1, PEERS = 1, 2  # layer 1: any import among its modules (no cycles); above: own package
@@ -51,6 +51,8 @@ SAME_LAYER = {
     ("evolax.runner", "evolax.hooks"),
     ("evolax.hooks", "evolax.checkpoint"),
     ("evolax.runs", "evolax.config"),
+    ("evolax.runs", "evolax.legacy"),
+    ("evolax.legacy", "evolax.config"),
 }
 ROOT = "evolax"
 

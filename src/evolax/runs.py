@@ -10,21 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from evolax.checkpoint import BEST, LATEST, CheckpointError, CheckpointStore
-from evolax.config import build_trainer, complete, from_flat, run_settings
+from evolax.config import build_trainer, complete, run_settings
+from evolax.legacy import translate
 from evolax.runner import CONFIG, initial_states
 from evolax.trainer import Trainer, TrainState
 
 
 def read_config(run_dir: str | Path) -> dict[str, Any]:
     """The configuration a run folder records, complete (a run recorded by evolax 0.1.0, one
-    flat mapping, translated by :func:`~evolax.config.from_flat`)."""
+    flat mapping, translated by :func:`~evolax.legacy.translate`)."""
     path = Path(run_dir) / CONFIG
     if not path.exists():
         raise ValueError(f"{run_dir} is not an evolax run folder (no {CONFIG})")
-    config = json.loads(path.read_text())
-    if "algo" in config:  # 0.1.0's flat configuration
-        host = {k: config[k] for k in ("devices", "processes") if k in config}
-        config = {**from_flat(config), **({"host": host} if host else {})}
+    config = translate(json.loads(path.read_text()))
     for folder in config.get("host", {}).get("import_paths", []):  # the user's own modules
         if folder not in sys.path:
             sys.path.insert(0, folder)
