@@ -88,12 +88,11 @@ def command(args: argparse.Namespace) -> int:
     # JAX has not initialised its backends yet: request the CPU devices, then join the run
     request_cpu_devices(run.cpu_devices or os.cpu_count() or 1)
     distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
-    from evolax.tasks import MultiAgentTask
+    from evolax.rollout.teams import agents_per_unit
 
     trainer = build_trainer(config)
     if args.devices is not None:
-        task = trainer.task
-        group = task.n_agents if isinstance(task, MultiAgentTask) else 1
+        group = agents_per_unit(trainer.task)
         mesh = _mesh(args.devices, trainer.algorithm.pop_size, trainer.n_repeats, group)
         trainer = dataclasses.replace(trainer, mesh=mesh)  # checked again, tasks not rebuilt
     n_devices = len(jax.devices()) if args.devices is None else args.devices
