@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.jade import JADE, truncated_cauchy
+from evolax.algorithms.de.jade import JADE, truncated_cauchy
 from helpers import solve
 
 

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.map_elites import MAPElites, archive_metrics
+from evolax.algorithms.qd.map_elites import MAPElites, archive_metrics
 
 
 def numpy_cells(descriptors, grid, low, high):

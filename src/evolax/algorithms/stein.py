@@ -1,7 +1,7 @@
 """Stein variational evolution strategies: several search distributions ("particles") coupled
 by an SVGD kernel on their means (Braun, Lange & Toussaint, 2024, "Stein Variational
-Evolution Strategies"), the base of :class:`~evolax.algorithms.sv_cma_es.SVCMAES` and
-:class:`~evolax.algorithms.sv_open_es.SVOpenES`.
+Evolution Strategies"), the base of :class:`~evolax.algorithms.cma.sv_cma_es.SVCMAES` and
+:class:`~evolax.algorithms.es.sv_open_es.SVOpenES`.
 
 Particle ``i`` is one evolution strategy (its state has a leading particle axis) with mean
 ``m_i``. An RBF kernel ``k(x, y) = exp(-|x - y|^2 / (2 h^2))`` couples the means as in SVGD
