@@ -13,18 +13,21 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from evolax.algorithms.base import PopulationAlgorithm, PopulationState
-from evolax.algorithms.ga.samr_ga import (
+from evolax.algorithms.base import PopulationState
+from evolax.algorithms.ga.common import (
+    TruncationGA,
     check_ga_sizes,
-    check_initial_stds,
-    check_std_bounds,
+    check_std_evolution,
+    default_n_parents,
+    evaluated,
     geometric_mean,
     inherit,
     log_spaced,
+    sound_stds,
+    unevaluated,
 )
-from evolax.algorithms.ga.simple_ga import SimpleGA, next_generation
 from evolax.types import PRNGKey
-from evolax.validation import check_in_interval, check_positive, check_positive_int
+from evolax.validation import check_positive_int
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -80,12 +83,12 @@ def select_stds(
     return jnp.concatenate([ranked[:1], children])
 
 
-class GESMRGA(PopulationAlgorithm[GESMRGAState]):
+class GESMRGA(TruncationGA[GESMRGAState]):
     """Group elite selection of mutation rates (GESMR; Kumar, Liu, Miikkulainen & Stone, 2022,
     "Effective Mutation Rate Adaptation through Group Elite Selection", GECCO).
 
     A population of ``n_groups`` mutation stds co-evolves with SimpleGA's population
-    (:func:`~evolax.algorithms.ga.simple_ga.next_generation`: ``n_elites`` unmutated elites, the
+    (:func:`~evolax.algorithms.ga.common.next_generation`: ``n_elites`` unmutated elites, the
     other rows a parent drawn uniformly from the ``n_parents`` best plus ``sigma_g * N(0,
     I)``). The children are split into ``n_groups`` consecutive groups and group ``g`` mutates
     with ``sigma_g``. After ``tell``, each std's fitness is the best fitness change from parent
@@ -147,9 +150,7 @@ class GESMRGA(PopulationAlgorithm[GESMRGAState]):
         init_std: float = 1.0,
     ):
         self.pop_size = pop_size
-        if n_parents is None and isinstance(pop_size, int):
-            n_parents = max(1, pop_size // 2)
-        self.n_parents = n_parents
+        self.n_parents = default_n_parents(n_parents, pop_size, 2)
         self.n_elites = n_elites
         if n_groups is None and isinstance(pop_size, int) and isinstance(n_elites, int):
             n_groups = max(1, math.isqrt(max(pop_size - n_elites, 0)))
@@ -170,10 +171,14 @@ class GESMRGA(PopulationAlgorithm[GESMRGAState]):
                 f"[1, {self.pop_size - self.n_elites}] (a child per group at least), "
                 f"got {self.n_groups}"
             )
-        check_initial_stds(self.mutation_std_low, self.mutation_std_high)
-        check_in_interval("std_meta", self.std_meta, 1, float("inf"), high_open=True)
-        check_std_bounds(self.std_min, self.std_max)
-        check_positive("init_std", self.init_std)
+        check_std_evolution(
+            self.mutation_std_low,
+            self.mutation_std_high,
+            self.std_meta,
+            self.std_min,
+            self.std_max,
+            self.init_std,
+        )
 
     @property
     def n_std_parents(self) -> int:
@@ -186,7 +191,7 @@ class GESMRGA(PopulationAlgorithm[GESMRGAState]):
         """The random numbers one :meth:`ask` uses for genomes like ``like`` (``[D]``): each
         child's parent rank and the standard-normal noise, as :meth:`SimpleGA.draws
         <evolax.algorithms.ga.simple_ga.SimpleGA.draws>` draws them."""
-        return SimpleGA.draws(self, key, like)  # type: ignore[arg-type]
+        return self._generation_draws(key, like)
 
     def std_draws(
         self, key: PRNGKey, like: Float[Array, ""]
@@ -205,8 +210,7 @@ class GESMRGA(PopulationAlgorithm[GESMRGAState]):
         del key
         stds = log_spaced(self.mutation_std_low, self.mutation_std_high, self.n_groups, x0)
         return GESMRGAState(
-            population=jnp.broadcast_to(x0[None], (self.pop_size, x0.shape[0])),
-            fitness=jnp.full(self.pop_size, -jnp.inf, x0.dtype),
+            **unevaluated(x0, self.pop_size),
             mutation_std=jnp.clip(stds, self.std_min, self.std_max),
             parent_fitness=jnp.full(self.pop_size, -jnp.inf, x0.dtype),
         )
@@ -215,25 +219,12 @@ class GESMRGA(PopulationAlgorithm[GESMRGAState]):
         return group_of_children(self.pop_size - self.n_elites, self.n_groups)
 
     def _ask(self, key, state):
-        x0 = state.population[0]  # every row is x0 until a generation has been told
-        choice, noise = self.draws(key, x0)
-        children = next_generation(
-            state.population,
-            state.fitness,
-            choice,
-            noise[self.n_elites :],
-            self.n_parents,
-            self.n_elites,
-            state.mutation_std[self._groups()][:, None],
-        )
-        first = x0[None] + self.init_std * noise
-        if self.n_elites:
-            first = first.at[0].set(x0)
-        told = jnp.any(state.fitness > -jnp.inf)
+        choice, noise = self.draws(key, state.population[0])
+        x = self._generation(state, choice, noise, state.mutation_std[self._groups()][:, None])
         parent_fitness = inherit(
             state.fitness[:, None], state.fitness, choice, self.n_parents, self.n_elites
         )[:, 0]
-        return jnp.where(told, children, first), state.replace(parent_fitness=parent_fitness)
+        return x, state.replace(parent_fitness=parent_fitness)
 
     def _tell(self, key, state, x, fitness):
         improvement = group_improvement(
@@ -247,12 +238,11 @@ class GESMRGA(PopulationAlgorithm[GESMRGAState]):
             state.mutation_std, improvement, choice, exponent, self.n_std_parents, self.std_meta
         )
         selected = jnp.clip(selected, self.std_min, self.std_max)
-        had_parents = jnp.any(state.fitness > -jnp.inf)  # not a first generation
+        had_parents = evaluated(state.fitness)  # not a first generation
         stds = jnp.where(had_parents, selected, state.mutation_std)
         new_state = state.replace(population=x, fitness=fitness, mutation_std=stds)
         return new_state, {"std": geometric_mean(stds), "elite_std": stds[0]}
 
     def _healthy(self, state):
         """Finite, non-negative mutation stds."""
-        std = state.mutation_std
-        return jnp.all(jnp.isfinite(std) & (std >= 0))
+        return sound_stds(state.mutation_std)

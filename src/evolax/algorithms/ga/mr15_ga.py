@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from evolax.algorithms.base import PopulationAlgorithm, PopulationState, normal
-from evolax.algorithms.ga.samr_ga import check_std_bounds
+from evolax.algorithms.ga.common import check_std_bounds, evaluated, sound_stds, unevaluated
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import PRNGKey
 from evolax.validation import check_in_interval, check_positive
@@ -115,11 +115,7 @@ class MR15GA(PopulationAlgorithm[MR15GAState]):
     def _init(self, key, x0):
         del key
         std = jnp.clip(jnp.asarray(self.init_std, x0.dtype), self.std_min, self.std_max)
-        return MR15GAState(
-            population=jnp.broadcast_to(x0[None], (self.pop_size, x0.shape[0])),
-            fitness=jnp.full(self.pop_size, -jnp.inf, x0.dtype),
-            mutation_std=std,
-        )
+        return MR15GAState(**unevaluated(x0, self.pop_size), mutation_std=std)
 
     def _ask(self, key, state):
         noise = self.draws(key, state.population[0])
@@ -130,7 +126,7 @@ class MR15GA(PopulationAlgorithm[MR15GAState]):
         adapted, rate = one_fifth_rule(
             state.mutation_std, fitness, state.fitness, self.success_threshold, self.std_factor
         )
-        had_parents = jnp.any(state.fitness > -jnp.inf)  # not the first generation
+        had_parents = evaluated(state.fitness)  # not the first generation
         std = jnp.where(
             had_parents, jnp.clip(adapted, self.std_min, self.std_max), state.mutation_std
         )
@@ -140,4 +136,4 @@ class MR15GA(PopulationAlgorithm[MR15GAState]):
 
     def _healthy(self, state):
         """A finite, non-negative mutation std."""
-        return jnp.isfinite(state.mutation_std) & (state.mutation_std >= 0)
+        return sound_stds(state.mutation_std)

@@ -10,10 +10,22 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from evolax.algorithms.base import PopulationAlgorithm, PopulationState
-from evolax.algorithms.ga.simple_ga import SimpleGA, next_generation
+from evolax.algorithms.base import PopulationState
+from evolax.algorithms.ga.common import (
+    TruncationGA,
+    check_ga_sizes,
+    check_std_evolution,
+    default_n_parents,
+    evaluated,
+    geometric_mean,
+    inherit,
+    log_spaced,
+    sound_stds,
+    unevaluated,
+)
+from evolax.algorithms.ga.common import check_initial_stds as check_initial_stds
+from evolax.algorithms.ga.common import check_std_bounds as check_std_bounds
 from evolax.types import PRNGKey
-from evolax.validation import check_in_interval, check_non_negative, check_positive
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -33,58 +45,13 @@ class SAMRGAState(PopulationState):
     asked_std: Float[Array, " pop"]
 
 
-def inherit(
-    values: Float[Array, "pop k"],
-    fitness: Float[Array, " pop"],
-    parent_choice: Int[Array, " children"],
-    n_parents: int,
-    n_elites: int,
-) -> Float[Array, "pop k"]:
-    """Each next-generation row's parent's ``values`` (an elite's own): the selection of
-    :func:`~evolax.algorithms.ga.simple_ga.next_generation` applied, without mutation, to values
-    the members carry (their own mutation std, their fitness)."""
-    unmoved = jnp.zeros((parent_choice.shape[0], values.shape[1]), values.dtype)
-    return next_generation(values, fitness, parent_choice, unmoved, n_parents, n_elites, 0.0)
-
-
-def check_ga_sizes(pop_size: int, n_parents: int, n_elites: int) -> None:
-    """Raise unless ``n_parents`` and ``n_elites`` fit ``pop_size`` (SimpleGA's own rules:
-    ``1 <= n_parents <= pop_size``, ``0 <= n_elites <= n_parents``, ``n_elites < pop_size``)."""
-    SimpleGA(pop_size, n_parents=n_parents, n_elites=n_elites)
-
-
-def check_std_bounds(std_min: float, std_max: float | None) -> None:
-    """Raise unless ``std_min >= 0`` and ``std_max`` is ``None`` or a number ``>= std_min``."""
-    check_non_negative("std_min", std_min)
-    if std_max is not None:
-        check_positive("std_max", std_max)
-        if isinstance(std_min, (int, float)) and isinstance(std_max, (int, float)):
-            if std_max < std_min:
-                raise ValueError(f"std_max must be >= std_min = {std_min}, got {std_max}")
-
-
-def log_spaced(low, high, n: int, like: Array) -> Float[Array, " n"]:
-    """``n`` values from ``low`` to ``high`` in geometric progression (``low`` if ``n == 1``),
-    in ``like``'s dtype: ``low * (high / low) ** linspace(0, 1, n)``."""
-    steps = jnp.linspace(0.0, 1.0, n, dtype=like.dtype)
-    return jnp.asarray(low, like.dtype) * (jnp.asarray(high, like.dtype) / low) ** steps
-
-
-def check_initial_stds(low: float, high: float) -> None:
-    """Raise unless ``0 < mutation_std_low <= mutation_std_high``."""
-    check_positive("mutation_std_low", low)
-    check_positive("mutation_std_high", high)
-    if isinstance(low, (int, float)) and isinstance(high, (int, float)) and high < low:
-        raise ValueError(f"mutation_std_high must be >= mutation_std_low = {low}, got {high}")
-
-
-class SAMRGA(PopulationAlgorithm[SAMRGAState]):
+class SAMRGA(TruncationGA[SAMRGAState]):
     """Self-adaptive mutation rates (SAMR) in SimpleGA's generation, as compared by Kumar, Liu,
     Miikkulainen & Stone (2022), "Effective Mutation Rate Adaptation through Group Elite
     Selection" (GECCO).
 
     Each member ``i`` carries its own mutation std ``sigma_i``. A generation is SimpleGA's
-    (:func:`~evolax.algorithms.ga.simple_ga.next_generation`): the ``n_elites`` best members are
+    (:func:`~evolax.algorithms.ga.common.next_generation`): the ``n_elites`` best members are
     copied unmutated with their ``sigma``; every other row takes a parent ``p`` uniformly from
     the ``n_parents`` best, inherits ``sigma = sigma_p * std_meta ** U(-1, 1)`` (clipped to
     ``[std_min, std_max]``) and is ``x_p + sigma_p * N(0, I)``: the parent's own std mutates
@@ -142,9 +109,7 @@ class SAMRGA(PopulationAlgorithm[SAMRGAState]):
         init_std: float = 1.0,
     ):
         self.pop_size = pop_size
-        if n_parents is None and isinstance(pop_size, int):
-            n_parents = max(1, pop_size // 2)
-        self.n_parents = n_parents
+        self.n_parents = default_n_parents(n_parents, pop_size, 2)
         self.n_elites = n_elites
         self.mutation_std_low = mutation_std_low
         self.mutation_std_high = mutation_std_high
@@ -156,10 +121,14 @@ class SAMRGA(PopulationAlgorithm[SAMRGAState]):
 
     def __check_init__(self):
         check_ga_sizes(self.pop_size, self.n_parents, self.n_elites)
-        check_initial_stds(self.mutation_std_low, self.mutation_std_high)
-        check_in_interval("std_meta", self.std_meta, 1, float("inf"), high_open=True)
-        check_std_bounds(self.std_min, self.std_max)
-        check_positive("init_std", self.init_std)
+        check_std_evolution(
+            self.mutation_std_low,
+            self.mutation_std_high,
+            self.std_meta,
+            self.std_min,
+            self.std_max,
+            self.init_std,
+        )
 
     def draws(
         self, key: PRNGKey, like: Float[Array, " dim"]
@@ -169,7 +138,7 @@ class SAMRGA(PopulationAlgorithm[SAMRGAState]):
         <evolax.algorithms.ga.simple_ga.SimpleGA.draws>` draws them, and each child's
         ``U(-1, 1)`` exponent of its std mutation (``[pop - n_elites]``)."""
         ga_key, std_key = jax.random.split(key)
-        choice, noise = SimpleGA.draws(self, ga_key, like)  # type: ignore[arg-type]
+        choice, noise = self._generation_draws(ga_key, like)
         exponent = jax.random.uniform(std_key, choice.shape, like.dtype, -1.0, 1.0)
         return choice, noise, exponent
 
@@ -177,39 +146,23 @@ class SAMRGA(PopulationAlgorithm[SAMRGAState]):
         del key
         stds = log_spaced(self.mutation_std_low, self.mutation_std_high, self.pop_size, x0)
         stds = jnp.clip(stds, self.std_min, self.std_max)
-        return SAMRGAState(
-            population=jnp.broadcast_to(x0[None], (self.pop_size, x0.shape[0])),
-            fitness=jnp.full(self.pop_size, -jnp.inf, x0.dtype),
-            mutation_std=stds,
-            asked_std=stds,
-        )
+        return SAMRGAState(**unevaluated(x0, self.pop_size), mutation_std=stds, asked_std=stds)
 
     def _ask(self, key, state):
-        x0 = state.population[0]  # every row is x0 until a generation has been told
-        choice, noise, exponent = self.draws(key, x0)
+        choice, noise, exponent = self.draws(key, state.population[0])
         own = inherit(
             state.mutation_std[:, None], state.fitness, choice, self.n_parents, self.n_elites
         )[:, 0]
         parent_std = own[self.n_elites :]
         child_std = jnp.clip(parent_std * self.std_meta**exponent, self.std_min, self.std_max)
         step = child_std if self.mutate_std_first else parent_std
-        children = next_generation(
-            state.population,
-            state.fitness,
-            choice,
-            noise[self.n_elites :],
-            self.n_parents,
-            self.n_elites,
-            step[:, None],
-        )
-        first = x0[None] + self.init_std * noise
-        if self.n_elites:
-            first = first.at[0].set(x0)
-        told = jnp.any(state.fitness > -jnp.inf)
+        x = self._generation(state, choice, noise, step[:, None])
         stds = jnp.where(
-            told, jnp.concatenate([own[: self.n_elites], child_std]), state.mutation_std
+            evaluated(state.fitness),
+            jnp.concatenate([own[: self.n_elites], child_std]),
+            state.mutation_std,
         )
-        return jnp.where(told, children, first), state.replace(asked_std=stds)
+        return x, state.replace(asked_std=stds)
 
     def _tell(self, key, state, x, fitness):
         del key
@@ -218,11 +171,4 @@ class SAMRGA(PopulationAlgorithm[SAMRGAState]):
 
     def _healthy(self, state):
         """Finite, non-negative mutation stds."""
-        std = state.mutation_std
-        return jnp.all(jnp.isfinite(std) & (std >= 0))
-
-
-def geometric_mean(values: Float[Array, " n"]) -> Float[Array, ""]:
-    """``exp(mean(log(values)))`` of positive values (0 if one of them is 0): the summary of a
-    population of mutation stds that Kumar et al. plot."""
-    return jnp.exp(jnp.mean(jnp.log(values)))
+        return sound_stds(state.mutation_std)
