@@ -1,6 +1,8 @@
 """Evolution strategies that estimate a search gradient or recombine around a mean: OpenES,
 SimpleES, PGPE, ARS, SNES, xNES, ASEBO, guided ES, the truncated-unroll PES and NRES, ESMC,
-the low-rank (EGGROLL) ES and the Stein variational OpenES."""
+the low-rank (EGGROLL) ES and the Stein variational OpenES. Their shared pieces (OpenES's
+settings and noise weights, sampling in a subspace, the truncated-unroll base) are in
+:mod:`evolax.algorithms.es.common`."""
 
 from evolax.algorithms.es.ars import ARS, ARSState
 from evolax.algorithms.es.asebo import ASEBO, ASEBOState

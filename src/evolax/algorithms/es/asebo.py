@@ -7,7 +7,6 @@ import math
 
 import chex
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import optax
 from jaxtyping import Array, Bool, Float
@@ -18,20 +17,15 @@ from evolax.algorithms.base import (
     GradientESState,
     check_antithetic_pop_size,
     mirrored,
-    normal,
 )
+from evolax.algorithms.es.common import principal_directions, subspace_sample
 from evolax.algorithms.shaping import Shaping, raw
-from evolax.algorithms.unbatched import one_at_a_time
-from evolax.types import PRNGKey
 from evolax.validation import (
     check_in_interval,
     check_positive,
     check_positive_int,
     concrete_number,
 )
-
-# vmapped over seeds, one matrix per LAPACK call (see evolax.algorithms.unbatched)
-_thin_svd = one_at_a_time(lambda rows: jnp.linalg.svd(rows, full_matrices=False))
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -51,41 +45,6 @@ class ASEBOState(GradientESState):
     eigenvalues: Float[Array, " rank"]
     trace: Float[Array, ""]
     alpha: Float[Array, ""]
-
-
-def principal_directions(
-    rows: Float[Array, "k dim"],
-) -> tuple[Float[Array, " k"], Float[Array, "k dim"]]:
-    """The eigen-decomposition of ``rows^T rows`` (``[D, D]``, never formed), from the thin
-    SVD of ``rows``: its eigenvalues (squared singular values), descending, and its
-    eigenvectors as orthonormal rows, ``[k, D]``. Singular values within rounding of 0
-    (``10 k eps`` of the largest) and their rows are 0, so zero or repeated rows add no
-    direction."""
-    _, singular, vectors = _thin_svd(rows)
-    floor = singular[0] * 10 * rows.shape[0] * jnp.finfo(rows.dtype).eps
-    keep = singular > jnp.maximum(floor, jnp.finfo(rows.dtype).tiny)
-    return jnp.where(keep, singular**2, 0.0), jnp.where(keep[:, None], vectors, 0.0)
-
-
-def subspace_sample(
-    key: PRNGKey,
-    basis: Float[Array, "k dim"],
-    active: Bool[Array, " k"],
-    alpha: Float[Array, ""],
-    n: int,
-) -> tuple[Float[Array, "n dim"], Float[Array, "n dim"]]:
-    """``n`` draws of ``N(0, alpha / D I + (1 - alpha) / r U U^T)``, ``U``'s columns being the
-    ``r`` rows of ``basis`` marked ``active`` (``alpha`` is taken as 1 if ``r = 0``), and the
-    isotropic ``N(0, I)`` draws ``z`` they were built from."""
-    dim = basis.shape[1]
-    full_key, sub_key = jax.random.split(key)
-    z = normal(full_key, (n, dim), basis)
-    s = normal(sub_key, (n, basis.shape[0]), basis) * active[None]
-    r = jnp.sum(active)
-    alpha = jnp.where(r > 0, alpha, 1.0)
-    within = jnp.dot(s, basis, precision=HIGHEST)
-    g = jnp.sqrt(alpha / dim) * z + jnp.sqrt((1 - alpha) / jnp.maximum(r, 1)) * within
-    return g, z
 
 
 class ASEBO(GradientES[ASEBOState]):

@@ -12,11 +12,13 @@ from evolax.algorithms.base import (
     GradientES,
     GradientESState,
     check_min_pop_size,
+    check_std_decay,
+    decayed_std,
     mirrored,
     normal,
 )
 from evolax.algorithms.shaping import Shaping, raw
-from evolax.validation import check_in_interval, check_non_negative, check_positive
+from evolax.validation import check_positive
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -68,8 +70,7 @@ class ESMC(GradientES[ESMCState]):
     def __check_init__(self):
         check_min_pop_size(self.pop_size, 3, "for the mean and one antithetic pair")
         check_positive("init_std", self.init_std)
-        check_in_interval("std_decay", self.std_decay, 0, 1, low_open=True)
-        check_non_negative("std_min", self.std_min)
+        check_std_decay(self.std_decay, self.std_min)
 
     @property
     def n_pairs(self) -> int:
@@ -100,7 +101,7 @@ class ESMC(GradientES[ESMCState]):
         minus = jnp.maximum(utility[b + n :], baseline)
         eps = (x[b : b + n] - state.mean[None]) / state.std
         grad = jnp.dot(plus - minus, eps, precision=HIGHEST) / (2 * n * state.std)
-        std = jnp.maximum(state.std * self.std_decay, self.std_min)
+        std = decayed_std(state.std, self.std_decay, self.std_min)
         new_state = state.replace(std=std, **self._ascend(state, grad))
         metrics = {"std": std, "grad_norm": jnp.linalg.norm(grad), "baseline": baseline}
         return new_state, metrics

@@ -20,7 +20,7 @@ from evolax.algorithms.base import (
     check_antithetic_pop_size,
     mirrored,
 )
-from evolax.algorithms.es.asebo import principal_directions, subspace_sample
+from evolax.algorithms.es.common import principal_directions, subspace_sample
 from evolax.algorithms.shaping import Shaping, raw
 from evolax.types import Params
 from evolax.validation import check_in_interval, check_positive, check_positive_int

@@ -9,8 +9,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from evolax.algorithms.base import GradientES, GradientESState
-from evolax.algorithms.es.open_es import check_open_es_settings, noise_weights
+from evolax.algorithms.base import GradientES, GradientESState, decayed_std
+from evolax.algorithms.es.common import check_open_es_settings, noise_weights
 from evolax.algorithms.shaping import Shaping, centered_rank
 from evolax.seeded import is_seeded, noise_sums
 from evolax.validation import check_positive_int
@@ -109,6 +109,6 @@ class LowRankES(GradientES[LowRankESState]):
         weights = noise_weights(self.fitness_shaping(fitness, None), self.antithetic)
         total, _ = noise_sums(population, weights, block=self.update_block)
         grad = jax.tree.map(lambda g: g / (self.pop_size * state.std), total)
-        std = jnp.maximum(state.std * self.std_decay, self.std_min)
+        std = decayed_std(state.std, self.std_decay, self.std_min)
         new_state = state.replace(std=std, **self._ascend(state, grad))
         return new_state, {"std": std, "grad_norm": optax.tree.norm(grad)}

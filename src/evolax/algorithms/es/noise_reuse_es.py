@@ -8,11 +8,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from evolax.algorithms.base import (
-    GradientESState,
-    mirrored,
-)
-from evolax.algorithms.es.persistent_es import TruncatedES, next_inner_step
+from evolax.algorithms.base import GradientESState, mirrored
+from evolax.algorithms.es.common import TruncatedES, next_inner_step
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -66,7 +63,7 @@ class NoiseReuseES(TruncatedES[NoiseReuseESState]):
     persistent_es.PersistentES`; ``T = 100``, ``K = 10`` as evosax's ``NoiseReuseES``; raw
     fitness, as the paper.
 
-    Fields: those of :class:`~evolax.algorithms.es.persistent_es.TruncatedES`.
+    Fields: those of :class:`~evolax.algorithms.es.common.TruncatedES`.
     """
 
     def _init(self, key, x0):

@@ -7,38 +7,18 @@ import equinox as eqx
 import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
-from jaxtyping import Array, Float
 
 from evolax.algorithms.base import (
     HIGHEST,
     GradientES,
     GradientESState,
-    check_antithetic_pop_size,
+    decayed_std,
     mirrored,
     normal,
 )
+from evolax.algorithms.es.common import check_open_es_settings, noise_weights
 from evolax.algorithms.shaping import Shaping, centered_rank
 from evolax.seeded import is_seeded, noise_sums
-from evolax.validation import check_in_interval, check_non_negative, check_positive
-
-
-def check_open_es_settings(algorithm) -> None:
-    """Raise for OpenES's settings out of range (``pop_size`` even when ``antithetic``,
-    ``init_std``, ``std_decay``, ``std_min``); LowRankES shares them."""
-    if algorithm.antithetic:
-        check_antithetic_pop_size(algorithm.pop_size, "antithetic=False")
-    check_positive("init_std", algorithm.init_std)
-    check_in_interval("std_decay", algorithm.std_decay, 0, 1, low_open=True)
-    check_non_negative("std_min", algorithm.std_min)
-
-
-def noise_weights(utility: Float[Array, " pop"], antithetic: bool) -> Float[Array, " n"]:
-    """The utilities OpenES weights its noise draws by: with antithetic pairs (``eps_{n+i} =
-    -eps_i``) the first half's minus its mirror's, ``[pop / 2]``; else the utilities."""
-    if antithetic:
-        half = utility.shape[0] // 2
-        return utility[:half] - utility[half:]
-    return utility
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -120,6 +100,6 @@ class OpenES(GradientES[OpenESState]):
     def _update(self, state, noise):
         """The update from ``sum_i w_i eps_i``."""
         grad = noise / (self.pop_size * state.std)
-        std = jnp.maximum(state.std * self.std_decay, self.std_min)
+        std = decayed_std(state.std, self.std_decay, self.std_min)
         new_state = state.replace(std=std, **self._ascend(state, grad))
         return new_state, {"std": std, "grad_norm": jnp.linalg.norm(grad)}

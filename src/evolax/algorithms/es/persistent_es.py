@@ -3,26 +3,13 @@
 
 from __future__ import annotations
 
-import abc
-from typing import TypeVar
-
 import chex
-import equinox as eqx
 import jax.numpy as jnp
-import optax
 from jaxtyping import Array, Float, Int
 
-from evolax.algorithms.base import (
-    HIGHEST,
-    GradientES,
-    GradientESState,
-    check_antithetic_pop_size,
-    mirrored,
-    normal,
-)
-from evolax.algorithms.shaping import Shaping, raw
-from evolax.types import PRNGKey
-from evolax.validation import check_positive, check_positive_int
+from evolax.algorithms.base import GradientESState, mirrored
+from evolax.algorithms.es.common import TruncatedES, next_inner_step
+from evolax.algorithms.es.common import check_unroll_lengths as check_unroll_lengths
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -40,81 +27,6 @@ class PersistentESState(GradientESState):
 
     xi: Float[Array, "half dim"]
     inner_step: Int[Array, ""]
-
-
-def check_unroll_lengths(truncation_length: int, total_length: int) -> None:
-    """Raise unless both lengths are positive integers with ``truncation_length <=
-    total_length``."""
-    check_positive_int("truncation_length", truncation_length)
-    check_positive_int("total_length", total_length)
-    if total_length < truncation_length:
-        raise ValueError(
-            f"total_length must be at least truncation_length = {truncation_length}, got "
-            f"{total_length}"
-        )
-
-
-def next_inner_step(
-    inner_step: Int[Array, ""], truncation_length: int, total_length: int
-) -> Int[Array, ""]:
-    """The inner step after one more truncation: back to 0 once the unroll reaches
-    ``total_length`` (its last truncation may run fewer than ``truncation_length`` steps)."""
-    step = inner_step + truncation_length
-    return jnp.where(step >= total_length, 0, step).astype(inner_step.dtype)
-
-
-S = TypeVar("S", bound=GradientESState)
-
-
-class TruncatedES(GradientES[S]):
-    """What PES and NRES share: antithetic pairs whose perturbations (summed or reused) span
-    an unroll of ``total_length`` inner steps, told one truncation of ``truncation_length``
-    steps at a time; ``tell`` follows ``g = sum_i (u_i+ - u_i-) d_i / (pop_size std^2)`` with
-    ``d_i`` the pair's perturbation over the unroll so far (:meth:`_unrolled`).
-
-    Args:
-        pop_size: number of members, even (antithetic pairs).
-        truncation_length: ``K``, the inner steps of one truncation (one ask/tell).
-        total_length: ``T``, the inner steps of a whole unroll, ``>= truncation_length``.
-        optimizer: optax transformation for the mean (default ``optax.adam(0.01)``); it
-            receives ``-g``, a loss gradient.
-        init_std: ``sigma``, the perturbations' standard deviation, positive (fixed).
-        fitness_shaping: ``(fitness, x) -> utilities`` (:mod:`evolax.algorithms.shaping`;
-            default :func:`~evolax.algorithms.shaping.raw`, which keeps the estimate
-            unbiased).
-    """
-
-    pop_size: int = eqx.field(static=True)
-    truncation_length: int = eqx.field(static=True, default=10)
-    total_length: int = eqx.field(static=True, default=100)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.adam(0.01)
-    )
-    init_std: float = 0.1
-    fitness_shaping: Shaping = eqx.field(static=True, default=raw)
-
-    def __check_init__(self):
-        check_antithetic_pop_size(self.pop_size)
-        check_unroll_lengths(self.truncation_length, self.total_length)
-        check_positive("init_std", self.init_std)
-
-    def perturbations(self, key: PRNGKey, state: S) -> Float[Array, "half dim"]:
-        """The positive members' perturbations ``eps ~ N(0, std^2 I)``, ``[pop / 2, D]``."""
-        half, dim = self.pop_size // 2, state.mean.shape[0]
-        return state.std * normal(key, (half, dim), state.mean)
-
-    @abc.abstractmethod
-    def _unrolled(self, state: S) -> Float[Array, "half dim"]:
-        """The pairs' perturbations over the unroll so far, ``[pop / 2, D]``."""
-
-    def _tell(self, key, state, x, fitness):
-        utility = self.fitness_shaping(fitness, x)
-        half = self.pop_size // 2
-        # the population sum as a product (XLA's CPU column reductions are slow)
-        grad = jnp.dot(utility[:half] - utility[half:], self._unrolled(state), precision=HIGHEST)
-        grad = grad / (self.pop_size * state.std**2)
-        new_state = state.replace(**self._ascend(state, grad))
-        return new_state, {"grad_norm": jnp.linalg.norm(grad)}
 
 
 class PersistentES(TruncatedES[PersistentESState]):
@@ -161,7 +73,7 @@ class PersistentES(TruncatedES[PersistentESState]):
     optimisation runs (google-research/persistent_es); ``T = 100``, ``K = 10`` as evosax's
     ``PersistentES``; raw fitness, as the paper (a rank shaping biases the estimate).
 
-    Fields: those of :class:`TruncatedES`.
+    Fields: those of :class:`~evolax.algorithms.es.common.TruncatedES`.
     """
 
     def _init(self, key, x0):

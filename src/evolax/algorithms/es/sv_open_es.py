@@ -9,10 +9,11 @@ import jax.numpy as jnp
 import optax
 from jaxtyping import Array, Float
 
+from evolax.algorithms.base import check_std_decay
 from evolax.algorithms.es.open_es import OpenES, OpenESState
 from evolax.algorithms.shaping import Shaping, centered_rank
 from evolax.algorithms.stein import SteinES, kernel_average, repulsion
-from evolax.validation import check_in_interval, check_non_negative, check_positive
+from evolax.validation import check_positive
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -107,8 +108,7 @@ class SVOpenES(SteinES[SVOpenESState]):
                 f"{self.pop_size} / {self.n_particles} (or use antithetic=False)"
             )
         check_positive("init_std", self.init_std)
-        check_in_interval("std_decay", self.std_decay, 0, 1, low_open=True)
-        check_non_negative("std_min", self.std_min)
+        check_std_decay(self.std_decay, self.std_min)
 
     @property
     def particle_strategy(self) -> _ParticleOpenES:
