@@ -167,21 +167,38 @@ class AMaLGaMState(DistributionState):
 
 
 class IAMaLGaM(DistributionAlgorithm[S]):
-    """iAMaLGaM's maths apart from the covariance's structure (see the module's docstring); a
-    member writes :meth:`_init_covariance`, :meth:`_sample`, :meth:`_whiten`,
+    """iAMaLGaM's maths and settings apart from the covariance's structure (see the module's
+    docstring); a member writes :meth:`_init_covariance`, :meth:`_sample`, :meth:`_whiten`,
     :meth:`_estimate`, :meth:`_update_covariance` and :meth:`_variances`, and sets
-    :attr:`guideline`."""
+    :attr:`guideline` (the variants share every field).
 
-    pop_size: eqx.AbstractVar[int]
-    init_std: eqx.AbstractVar[float]
-    selection_ratio: eqx.AbstractVar[float]
-    elitist: eqx.AbstractVar[bool]
-    multiplier_decrease: eqx.AbstractVar[float]
-    sdr_threshold: eqx.AbstractVar[float]
-    max_no_improvement: eqx.AbstractVar[int | None]
-    ams_distance: eqx.AbstractVar[float]
-    cov_lr: eqx.AbstractVar[float | None]
-    shift_lr: eqx.AbstractVar[float | None]
+    Args:
+        pop_size: new samples per generation, ``n - 1`` of the paper's ``n`` (``n`` without
+            elitism).
+        init_std: the deviation of the first population around ``x0``, positive (``Sigma``
+            starts at ``init_std^2 I``; the paper draws it uniformly in a box).
+        selection_ratio: ``tau`` of the truncation selection, in ``(0, 1)`` (0.35).
+        elitist: keep the best solution so far as a candidate for selection (the paper's
+            elitism); ``False`` selects from the new samples alone (as evosax).
+        multiplier_decrease: ``eta_DEC`` of AVS in ``(0, 1)`` (0.9); ``eta_INC = 1 / eta_DEC``.
+        sdr_threshold: ``theta_SDR``, ``>= 0`` (1.0): the SDR above which ``c_mult`` grows.
+        max_no_improvement: ``NIS_MAX``, a positive integer; ``None`` for the paper's ``25 +
+            D``.
+        ams_distance: ``delta_AMS``, ``>= 0`` (2.0).
+        cov_lr: ``eta_Sigma`` in ``(0, 1]``; ``None`` for the guideline's.
+        shift_lr: ``eta_shift`` in ``(0, 1]``; ``None`` for the guideline's.
+    """
+
+    pop_size: int = eqx.field(static=True)
+    init_std: float = 1.0
+    selection_ratio: float = eqx.field(static=True, default=0.35)
+    elitist: bool = eqx.field(static=True, default=True)
+    multiplier_decrease: float = 0.9
+    sdr_threshold: float = 1.0
+    max_no_improvement: int | None = eqx.field(static=True, default=None)
+    ams_distance: float = 2.0
+    cov_lr: float | None = None
+    shift_lr: float | None = None
     guideline: ClassVar[Guideline]
 
     def __check_init__(self):

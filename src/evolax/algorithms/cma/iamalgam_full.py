@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 import chex
-import equinox as eqx
 import jax.numpy as jnp
 from jax.scipy.linalg import solve_triangular
 from jaxtyping import Array, Float
@@ -68,35 +67,18 @@ class IAMaLGaMFull(IAMaLGaM[IAMaLGaMFullState]):
     :data:`FULL`, population size: :func:`default_pop_size`) without its restarts of doubling
     population size. A generation costs ``O(n D^2 + D^3)`` (one Cholesky factorisation).
 
+    Its fields are :class:`~evolax.algorithms.cma.amalgam.IAMaLGaM`'s; those below read
+    differently here.
+
     Args:
         pop_size: new samples per generation, ``n - 1`` of the paper's ``n`` (``n`` without
             elitism); the paper's is :func:`default_pop_size` (``n = 10 sqrt(D)``).
-        init_std: the deviation of the first population around ``x0``, positive (``Sigma``
-            starts at ``init_std^2 I``; the paper draws it uniformly in a box).
-        selection_ratio: ``tau`` of the truncation selection, in ``(0, 1)`` (0.35).
-        elitist: keep the best solution so far as a candidate for selection (the paper's
-            elitism); ``False`` selects from the new samples alone (as evosax).
-        multiplier_decrease: ``eta_DEC`` of AVS in ``(0, 1)`` (0.9); ``eta_INC = 1 / eta_DEC``.
-        sdr_threshold: ``theta_SDR``, ``>= 0`` (1.0): the SDR above which ``c_mult`` grows.
-        max_no_improvement: ``NIS_MAX``, a positive integer; ``None`` for the paper's ``25 +
-            D``.
-        ams_distance: ``delta_AMS``, ``>= 0`` (2.0).
         cov_lr: ``eta_Sigma`` in ``(0, 1]``; ``None`` for the paper's ``1 - exp(-1.1
             |S|^1.2 / D^1.6)``.
         shift_lr: ``eta_shift`` in ``(0, 1]``; ``None`` for the paper's ``1 - exp(-1.2
             |S|^0.31 / D^0.5)``.
     """
 
-    pop_size: int = eqx.field(static=True)
-    init_std: float = 1.0
-    selection_ratio: float = eqx.field(static=True, default=0.35)
-    elitist: bool = eqx.field(static=True, default=True)
-    multiplier_decrease: float = 0.9
-    sdr_threshold: float = 1.0
-    max_no_improvement: int | None = eqx.field(static=True, default=None)
-    ams_distance: float = 2.0
-    cov_lr: float | None = None
-    shift_lr: float | None = None
     guideline: ClassVar[Guideline] = FULL
 
     def _init(self, key, x0):
