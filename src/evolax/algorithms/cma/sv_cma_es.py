@@ -5,11 +5,10 @@ from __future__ import annotations
 import chex
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from evolax.algorithms.cma.cma_es import CMAES, CMAESState
-from evolax.algorithms.stein import SteinES, repulsion
+from evolax.algorithms.stein import SteinES
 from evolax.validation import check_positive
 
 
@@ -106,8 +105,8 @@ class SVCMAES(SteinES[SVCMAESState]):
         )
 
     def _tell(self, key, state, x, fitness):
-        cma, dim = self.particle_strategy, x.shape[1]
-        force = self.alpha * repulsion(state.mean, self.kernel_std)  # the means' displacement
+        cma = self.particle_strategy
+        force = self._repulsion(state)
         shifted = self.particles(state, _ShiftedState, shift=force / state.std[:, None])
 
         def tell_particle(particle, samples, told_fitness):
@@ -115,10 +114,5 @@ class SVCMAES(SteinES[SVCMAESState]):
             return cma._tell(key, particle, samples + particle.std * particle.shift[None],
                              told_fitness)  # fmt: skip
 
-        told, metrics = jax.vmap(tell_particle)(
-            shifted,
-            x.reshape(self.n_particles, self.particle_pop_size, dim),
-            fitness.reshape(self.n_particles, self.particle_pop_size),
-        )
-        metrics = {**metrics, "repulsion_norm": jnp.linalg.norm(force, axis=1)}
-        return self._update(state, told, fitness, metrics)
+        told, metrics = jax.vmap(tell_particle)(shifted, *self._by_particle(x, fitness))
+        return self._update(state, told, fitness, metrics, force)

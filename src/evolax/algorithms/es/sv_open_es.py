@@ -12,7 +12,7 @@ from jaxtyping import Array, Float
 from evolax.algorithms.base import check_std_decay
 from evolax.algorithms.es.open_es import OpenES, OpenESState
 from evolax.algorithms.shaping import Shaping, centered_rank
-from evolax.algorithms.stein import SteinES, kernel_average, repulsion
+from evolax.algorithms.stein import SteinES, kernel_average
 from evolax.validation import check_positive
 
 
@@ -123,15 +123,13 @@ class SVOpenES(SteinES[SVOpenESState]):
         )
 
     def _tell(self, key, state, x, fitness):
-        es, dim = self.particle_strategy, x.shape[1]
-        by_particle = fitness.reshape(self.n_particles, self.particle_pop_size)
+        es = self.particle_strategy
         particles = self.particles(state, _GradientState, ascent=jnp.zeros_like(state.mean))
         told, metrics = jax.vmap(lambda particle, samples, f: es._tell(key, particle, samples, f))(
-            particles, x.reshape(self.n_particles, self.particle_pop_size, dim), by_particle
+            particles, *self._by_particle(x, fitness)
         )
-        grads = jnp.where(jnp.any(by_particle > -jnp.inf, axis=1)[:, None], told.ascent, 0.0)
-        force = self.alpha * repulsion(state.mean, self.kernel_std)
+        grads = jnp.where(self._alive(fitness)[:, None], told.ascent, 0.0)
+        force = self._repulsion(state)
         direction = kernel_average(state.mean, grads, self.kernel_std) + force
         told = jax.vmap(es.follow)(told, direction)
-        metrics = {**metrics, "repulsion_norm": jnp.linalg.norm(force, axis=1)}
-        return self._update(state, told, fitness, metrics)
+        return self._update(state, told, fitness, metrics, force)
