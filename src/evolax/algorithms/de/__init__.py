@@ -1,5 +1,6 @@
 """Differential evolution: the classic DE and its parameter-adapting successors JADE, SHADE,
-CoDE and SaDE."""
+CoDE and SaDE. Their operators are in :mod:`evolax.algorithms.de.common`, and the base JADE and
+SHADE share in :mod:`evolax.algorithms.de.adaptive`."""
 
 from evolax.algorithms.de.composite_de import CoDE, CoDEState
 from evolax.algorithms.de.differential_evolution import DEState, DifferentialEvolution

@@ -1,6 +1,6 @@
 """CoDE (Wang, Cai & Zhang, 2011, "Differential Evolution With Composite Trial Vector Generation
-Strategies and Control Parameters"), and the mutations SaDE (:mod:`evolax.algorithms.de.sade`)
-shares with it."""
+Strategies and Control Parameters"); its mutations, which SaDE (:mod:`evolax.algorithms.de.sade`)
+uses too, are in :mod:`evolax.algorithms.de.common`."""
 
 from __future__ import annotations
 
@@ -18,43 +18,17 @@ from evolax.algorithms.base import (
     check_min_pop_size,
     normal,
 )
-from evolax.algorithms.de.differential_evolution import (
+from evolax.algorithms.de.common import (
     binomial_crossover,
+    current_to_rand_1,
     distinct_indices,
     greedy_selection,
+    rand_1,
+    rand_2,
 )
 from evolax.algorithms.noise import unit_uniform
 from evolax.types import PRNGKey
 from evolax.validation import check_in_interval, check_positive
-
-
-def rand_1(
-    population: Float[Array, "pop dim"], r: Int[Array, "pop n"], F: Float[Array, " pop"]
-) -> Float[Array, "pop dim"]:
-    """DE/rand/1 mutants ``v_i = x_r1 + F_i (x_r2 - x_r3)`` (``r``: distinct indices other
-    than ``i``, the first three used)."""
-    x = population
-    return x[r[:, 0]] + F[:, None] * (x[r[:, 1]] - x[r[:, 2]])
-
-
-def rand_2(
-    population: Float[Array, "pop dim"], r: Int[Array, "pop n"], F: Float[Array, " pop"]
-) -> Float[Array, "pop dim"]:
-    """DE/rand/2 mutants ``v_i = x_r1 + F_i (x_r2 - x_r3) + F_i (x_r4 - x_r5)``."""
-    x = population
-    return x[r[:, 0]] + F[:, None] * (x[r[:, 1]] - x[r[:, 2]] + x[r[:, 3]] - x[r[:, 4]])
-
-
-def current_to_rand_1(
-    population: Float[Array, "pop dim"],
-    r: Int[Array, "pop n"],
-    K: Float[Array, " pop"],
-    F: Float[Array, " pop"],
-) -> Float[Array, "pop dim"]:
-    """DE/current-to-rand/1 trials ``u_i = x_i + K_i (x_r1 - x_i) + F_i (x_r2 - x_r3)``
-    (``K_i`` uniform in ``[0, 1]``; no crossover)."""
-    x = population
-    return x + K[:, None] * (x[r[:, 0]] - x) + F[:, None] * (x[r[:, 1]] - x[r[:, 2]])
 
 
 class CoDEDraws(NamedTuple):
@@ -97,7 +71,7 @@ class CoDE(PopulationAlgorithm[CoDEState]):
     strategy with a setting ``(F, CR)`` drawn uniformly from the pool, per member; the
     ``r`` are distinct and differ from ``i``, drawn anew for each strategy. ``tell`` keeps the
     fittest of the three trials (the first on ties) in place of ``x_i`` if its fitness is
-    ``>=`` the member's (:func:`~evolax.algorithms.de.differential_evolution.greedy_selection`).
+    ``>=`` the member's (:func:`~evolax.algorithms.de.common.greedy_selection`).
 
     The initial population is ``x0 + init_std * N(0, I)`` (the paper samples the search box);
     until it has been told, ``ask`` returns it three times (each member evaluated three

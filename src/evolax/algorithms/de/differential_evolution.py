@@ -6,7 +6,7 @@ from __future__ import annotations
 import chex
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, Bool, Float, Int, UInt32
+from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import (
     PopulationAlgorithm,
@@ -14,6 +14,7 @@ from evolax.algorithms.base import (
     check_min_pop_size,
     normal,
 )
+from evolax.algorithms.de.common import binomial_crossover, distinct_indices, greedy_selection
 from evolax.algorithms.noise import random_bits, unit_uniform
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import PRNGKey
@@ -28,33 +29,6 @@ class DEState(PopulationState):
     """Differential-evolution state: ``population`` holds the members (the target vectors,
     ``[pop, D]``) and ``fitness`` their fitness (``[pop]``, non-finite values as ``-inf``;
     ``-inf`` before the first ``tell``)."""
-
-
-def distinct_indices(bits: UInt32[Array, "pop n"]) -> Int[Array, "pop n"]:
-    """For each row ``i``, ``n`` indices drawn without replacement from
-    ``{0 .. pop - 1} \\ {i}`` (the ``r1, r2, r3`` of Storn & Price, 1997), from random
-    ``bits`` (e.g. ``jax.random.bits(key, (pop, n), jnp.uint32)``).
-
-    Draw ``k`` is ``bits[:, k] mod (pop - 1 - k)``, uniform over the values still allowed (up
-    to a modulo bias below ``pop / 2^32``), mapped onto them by stepping over the excluded
-    values in increasing order; no rejection loop, no sort, O(pop * n^2).
-    """
-    pop, n = bits.shape
-    if pop < n + 1:
-        raise ValueError(f"pop_size must be at least {n + 1} to draw {n} others, got {pop}")
-    excluded = [jnp.arange(pop, dtype=jnp.uint32)]  # kept sorted (insertion by min/max)
-    chosen = []
-    for k in range(n):  # n is small and static
-        u = bits[:, k] % jnp.uint32(pop - 1 - k)
-        for e in excluded:
-            u = u + (u >= e).astype(jnp.uint32)
-        chosen.append(u)
-        carry, inserted = u, []
-        for e in excluded:
-            inserted.append(jnp.minimum(e, carry))
-            carry = jnp.maximum(e, carry)
-        excluded = [*inserted, carry]
-    return jnp.stack(chosen, axis=1).astype(jnp.int32)
 
 
 def de_trials(
@@ -105,43 +79,6 @@ def de_trials(
     else:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     return binomial_crossover(mutant, population, crossover_u, j_rand, crossover_rate)
-
-
-def binomial_crossover(
-    mutant: Float[Array, "pop dim"],
-    population: Float[Array, "pop dim"],
-    crossover_u: Float[Array, "pop dim"],
-    j_rand: Int[Array, " pop"],
-    crossover_rate: float | Float[Array, ""] | Float[Array, " pop"],
-) -> Float[Array, "pop dim"]:
-    """Binomial crossover (Storn & Price, 1997, eq. 2): ``u_ij = v_ij`` if
-    ``crossover_u_ij < CR`` or ``j == j_rand_i``, else ``x_ij``. ``crossover_rate`` is one
-    ``CR`` for all members or one per member, ``[pop]``."""
-    crossover_rate = jnp.asarray(crossover_rate)
-    if crossover_rate.ndim == 1:
-        crossover_rate = crossover_rate[:, None]
-    dims = jnp.arange(population.shape[1])
-    from_mutant = (crossover_u < crossover_rate) | (dims[None] == j_rand[:, None])
-    return jnp.where(from_mutant, mutant, population)
-
-
-def greedy_selection(
-    population: Float[Array, "pop dim"],
-    fitness: Float[Array, " pop"],
-    trials: Float[Array, "pop dim"],
-    trial_fitness: Float[Array, " pop"],
-) -> tuple[Float[Array, "pop dim"], Float[Array, " pop"], Bool[Array, " pop"]]:
-    """One-to-one survivor selection (Storn & Price, 1997, section 2): trial ``i`` replaces
-    target ``i`` when its fitness is at least as high (non-finite counts as ``-inf``, so such a
-    trial never replaces a finite target). Returns the new population, fitness and the accept
-    mask."""
-    trial_fitness = sanitize_fitness(trial_fitness)
-    accept = trial_fitness >= fitness
-    return (
-        jnp.where(accept[:, None], trials, population),
-        jnp.where(accept, trial_fitness, fitness),
-        accept,
-    )
 
 
 class DifferentialEvolution(PopulationAlgorithm[DEState]):

@@ -18,11 +18,13 @@ from evolax.algorithms.base import (
     check_min_pop_size,
     normal,
 )
-from evolax.algorithms.de.composite_de import current_to_rand_1, rand_1, rand_2
-from evolax.algorithms.de.differential_evolution import (
+from evolax.algorithms.de.common import (
     binomial_crossover,
+    current_to_rand_1,
     distinct_indices,
     greedy_selection,
+    rand_1,
+    rand_2,
 )
 from evolax.algorithms.noise import unit_uniform
 from evolax.algorithms.shaping import sanitize_fitness

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import check_min_pop_size
-from evolax.algorithms.de.jade import (
+from evolax.algorithms.de.adaptive import (
     AdaptiveDE,
     AdaptiveDEState,
     clipped_normal,
@@ -23,7 +23,7 @@ from evolax.validation import check_in_interval, check_positive, check_positive_
 
 @chex.dataclass(frozen=True, kw_only=True)
 class SHADEState(AdaptiveDEState):
-    """SHADE's state: :class:`~evolax.algorithms.de.jade.AdaptiveDEState` plus the success
+    """SHADE's state: :class:`~evolax.algorithms.de.adaptive.AdaptiveDEState` plus the success
     history.
 
     Attributes:
