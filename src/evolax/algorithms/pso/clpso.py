@@ -11,9 +11,10 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from evolax.algorithms.base import PopulationAlgorithm, check_min_pop_size, normal
+from evolax.algorithms.base import PopulationAlgorithm, check_min_pop_size
 from evolax.algorithms.noise import unit_uniform
-from evolax.algorithms.pso.pso import PSOState, update_personal_bests
+from evolax.algorithms.pso.common import initial_swarm, update_personal_bests, with_personal_bests
+from evolax.algorithms.pso.pso import PSOState
 from evolax.types import PRNGKey
 from evolax.validation import check_in_interval, check_positive, check_positive_int
 
@@ -173,15 +174,11 @@ class CLPSO(PopulationAlgorithm[CLPSOState]):
         return self.inertia_start - (self.inertia_start - self.inertia_end) * progress
 
     def _init(self, key, x0):
-        positions = x0[None] + self.init_std * normal(key, (self.pop_size, x0.shape[0]), x0)
-        unevaluated = jnp.full(self.pop_size, -jnp.inf, x0.dtype)
+        swarm = initial_swarm(key, x0, self.pop_size, self.init_std)
+        shape = swarm["population"].shape
         return CLPSOState(
-            population=positions,
-            fitness=unevaluated,
-            velocities=jnp.zeros_like(positions),
-            personal_best=positions,
-            personal_best_fitness=unevaluated,
-            exemplars=jnp.broadcast_to(jnp.arange(self.pop_size)[:, None], positions.shape),
+            **with_personal_bests(swarm),
+            exemplars=jnp.broadcast_to(jnp.arange(self.pop_size)[:, None], shape),
             stall=jnp.full(self.pop_size, self.refreshing_gap, jnp.int32),
         )
 

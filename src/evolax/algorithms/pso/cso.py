@@ -10,9 +10,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from evolax.algorithms.base import HIGHEST, PopulationAlgorithm, normal
+from evolax.algorithms.base import HIGHEST, PopulationAlgorithm
 from evolax.algorithms.noise import unit_uniform
-from evolax.algorithms.pso.pso import SwarmState
+from evolax.algorithms.pso.common import SwarmState, initial_swarm
 from evolax.types import PRNGKey
 from evolax.validation import check_non_negative, check_positive
 
@@ -131,12 +131,8 @@ class CSO(PopulationAlgorithm[CSOState]):
         return state, velocity
 
     def _init(self, key, x0):
-        m, dim = self.swarm_size, x0.shape[0]
-        positions = x0[None] + self.init_std * normal(key, (m, dim), x0)
         return CSOState(
-            population=positions,
-            fitness=jnp.full(m, -jnp.inf, x0.dtype),
-            velocities=jnp.zeros_like(positions),
+            **initial_swarm(key, x0, self.swarm_size, self.init_std),
             candidates=jnp.arange(self.pop_size),
             pending=jnp.asarray(2, jnp.int32),
         )

@@ -6,33 +6,25 @@ from __future__ import annotations
 import chex
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, Bool, Float, Int
+from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import (
     PopulationAlgorithm,
-    PopulationState,
     check_min_pop_size,
-    normal,
 )
 from evolax.algorithms.noise import uniform
+from evolax.algorithms.pso.common import (
+    SwarmState,
+    initial_swarm,
+    update_personal_bests,
+    with_personal_bests,
+)
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import PRNGKey
 from evolax.validation import check_positive
 
 VELOCITY_RULES = ("constriction", "inertia")
 TOPOLOGIES = ("global", "ring")
-
-
-@chex.dataclass(frozen=True, kw_only=True)
-class SwarmState(PopulationState):
-    """A particle swarm: ``population`` holds the particles' positions and ``fitness`` their
-    fitness (``-inf`` where not evaluated yet); the base of PSO's and its variants' states.
-
-    Attributes:
-        velocities: one per particle, ``[particles, D]`` (zero at the start).
-    """
-
-    velocities: Float[Array, "pop dim"]
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -49,19 +41,6 @@ class PSOState(SwarmState):
 
     personal_best: Float[Array, "pop dim"]
     personal_best_fitness: Float[Array, " pop"]
-
-
-def update_personal_bests(
-    state: PSOState, x: Float[Array, "pop dim"], fitness: Float[Array, " pop"]
-) -> tuple[PSOState, Bool[Array, " pop"]]:
-    """``state`` with ``p_i <- x_i`` where ``fitness_i`` beats ``p_i``'s fitness strictly (a
-    ``-inf`` fitness never does), and the mask of those improved particles."""
-    improved = fitness > state.personal_best_fitness
-    state = state.replace(  # type: ignore[attr-defined]
-        personal_best=jnp.where(improved[:, None], x, state.personal_best),
-        personal_best_fitness=jnp.where(improved, fitness, state.personal_best_fitness),
-    )
-    return state, improved
 
 
 def constriction_coefficient(
@@ -259,15 +238,8 @@ class PSO(PopulationAlgorithm[PSOState]):
         return jnp.broadcast_to(best[None], state.personal_best.shape)
 
     def _init(self, key, x0):
-        positions = x0[None] + self.init_std * normal(key, (self.pop_size, x0.shape[0]), x0)
-        unevaluated = jnp.full(self.pop_size, -jnp.inf, x0.dtype)
-        return PSOState(
-            population=positions,
-            fitness=unevaluated,
-            velocities=jnp.zeros_like(positions),
-            personal_best=positions,
-            personal_best_fitness=unevaluated,
-        )
+        swarm = initial_swarm(key, x0, self.pop_size, self.init_std)
+        return PSOState(**with_personal_bests(swarm))
 
     def _ask(self, key, state):
         x = state.population

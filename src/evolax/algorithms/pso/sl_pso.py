@@ -10,8 +10,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
 
-from evolax.algorithms.base import HIGHEST, PopulationAlgorithm, check_min_pop_size, normal
-from evolax.algorithms.pso.pso import SwarmState
+from evolax.algorithms.base import HIGHEST, PopulationAlgorithm, check_min_pop_size
+from evolax.algorithms.pso.common import SwarmState, initial_swarm
 from evolax.types import PRNGKey
 from evolax.validation import check_non_negative, check_positive
 
@@ -139,12 +139,7 @@ class SLPSO(PopulationAlgorithm[SLPSOState]):
         return jnp.asarray(self.beta * dim / self.base_swarm_size)
 
     def _init(self, key, x0):
-        positions = x0[None] + self.init_std * normal(key, (self.pop_size, x0.shape[0]), x0)
-        return SLPSOState(
-            population=positions,
-            fitness=jnp.full(self.pop_size, -jnp.inf, x0.dtype),
-            velocities=jnp.zeros_like(positions),
-        )
+        return SLPSOState(**initial_swarm(key, x0, self.pop_size, self.init_std))
 
     def _ask(self, key, state):
         del key
