@@ -14,7 +14,7 @@ from jaxtyping import Array, Float, Int
 from evolax.algorithms.base import HIGHEST, Algorithm, normal
 from evolax.algorithms.cma.cma_es import decompose
 from evolax.algorithms.cma.cma_family import expected_norm
-from evolax.algorithms.qd.map_elites import QDState
+from evolax.algorithms.qd.common import QDState
 from evolax.algorithms.unbatched import one_at_a_time
 from evolax.qd import Archive, ArchiveState, GridArchive, Insertion
 from evolax.validation import check_positive, check_positive_int
@@ -63,7 +63,7 @@ class EmitterState:
 
 @chex.dataclass(frozen=True, kw_only=True)
 class CMAMEState(QDState):
-    """A :class:`~evolax.algorithms.qd.map_elites.QDState` with the emitters' searches.
+    """A :class:`~evolax.algorithms.qd.common.QDState` with the emitters' searches.
 
     Attributes:
         emitters: :class:`EmitterState`.

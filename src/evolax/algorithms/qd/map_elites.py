@@ -5,37 +5,18 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from evolax.algorithms.base import Algorithm, State, normal
-from evolax.qd import Archive, ArchiveState, CVTArchive, GridArchive, cvt_centroids, qd_metrics
-from evolax.types import Metrics
+from evolax.algorithms.base import Algorithm, normal
+from evolax.algorithms.qd.common import QDState
+from evolax.algorithms.qd.common import archive_metrics as archive_metrics
+from evolax.qd import Archive, CVTArchive, GridArchive, cvt_centroids
 from evolax.validation import check_non_negative, check_positive
 
-
-@chex.dataclass(frozen=True, kw_only=True)
-class QDState(State):
-    """The state of a quality-diversity algorithm: its archive of elites.
-
-    Attributes:
-        archive: the elites, :class:`~evolax.qd.ArchiveState` (``genomes [cells, D]``,
-            ``fitness [cells]``, ``-inf`` in empty cells, ``descriptors [cells, n_desc]``).
-    """
-
-    archive: ArchiveState
-
-
 MAPElitesState = QDState
-
-
-def archive_metrics(state: QDState, qd_offset: float = 0.0) -> Metrics:
-    """Coverage (fraction of cells filled), QD-score (sum over filled cells of
-    ``fitness - qd_offset``) and the best elite's fitness (``archive_max``)."""
-    return qd_metrics(state.archive, qd_offset)
 
 
 class ArchiveMAPElites(Algorithm[QDState]):

@@ -13,7 +13,7 @@ import optax
 from jaxtyping import Array, Bool, Float, Int
 
 from evolax.algorithms.base import HIGHEST, Algorithm, normal
-from evolax.algorithms.qd.map_elites import QDState
+from evolax.algorithms.qd.common import QDState
 from evolax.algorithms.shaping import centered_rank
 from evolax.qd import Archive, knn_distance
 from evolax.validation import check_positive, check_positive_int
