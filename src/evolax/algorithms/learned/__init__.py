@@ -6,6 +6,7 @@ meta-trained weights (shipped in ``weights/``), on the shared pieces of
 names are exported here too, so that imports of that module keep working (to patch
 ``WEIGHTS_DIR``, patch it in :mod:`evolax.algorithms.learned.common`, where it is read)."""
 
+from evolax.algorithms.learned.common import HIGHEST as HIGHEST  # the old module's, too
 from evolax.algorithms.learned.common import (
     WEIGHTS_DIR,
     Learned,

@@ -23,10 +23,9 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from evolax.algorithms.base import HIGHEST
 from evolax.algorithms.shaping import finite_fitness
 from evolax.validation import check_positive
-
-HIGHEST = jax.lax.Precision.HIGHEST
 
 WEIGHTS_DIR = Path(__file__).parent / "weights"
 """Where the shipped meta-trained weights live (``les.npz``, ``lga.npz``)."""
