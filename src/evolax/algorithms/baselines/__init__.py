@@ -1,5 +1,6 @@
 """Baselines and stand-alone searches: random search, stochastic hill climbing, simulated
-annealing, gradientless descent and diffusion evolution."""
+annealing, gradientless descent and diffusion evolution; the elitist climb that hill climbing
+and gradientless descent share is in :mod:`evolax.algorithms.baselines.common`."""
 
 from evolax.algorithms.baselines.diffusion_evolution import (
     DiffusionEvolution,

@@ -9,23 +9,17 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from evolax.algorithms.base import DistributionAlgorithm, DistributionState, normal
-from evolax.algorithms.baselines.hill_climbing import climb
+from evolax.algorithms.base import DistributionAlgorithm, normal
+from evolax.algorithms.baselines.common import ClimbState, climb, climb_start
 from evolax.types import PRNGKey
 from evolax.validation import check_positive, concrete_number
 
 
 @chex.dataclass(frozen=True, kw_only=True)
-class GradientlessDescentState(DistributionState):
-    """GradientlessDescent state: the current point ``mean`` (``[D]``) and the largest
-    search radius ``std`` (``[]``, the paper's ``R``; fixed).
-
-    Attributes:
-        fitness: the current point's fitness, ``[]`` (``-inf`` until a generation is told:
-            ``x0`` itself is never evaluated).
-    """
-
-    fitness: Float[Array, ""]
+class GradientlessDescentState(ClimbState):
+    """GradientlessDescent state: the current point ``mean`` (``[D]``), the largest search
+    radius ``std`` (``[]``, the paper's ``R``; fixed) and the current point's ``fitness``
+    (``[]``, ``-inf`` until a generation is told: ``x0`` itself is never evaluated)."""
 
 
 def search_radii(
@@ -60,7 +54,7 @@ class GradientlessDescent(DistributionAlgorithm[GradientlessDescentState]):
     current point ``x``, with radii spaced geometrically from ``R = init_std`` down to
     ``r = min_radius`` (:func:`search_radii`, :func:`ball`), and moves to the fittest sample
     if it is strictly fitter than ``x`` (the paper's ``x_{t+1} = argmin {f(x_t), f(x_t +
-    v_k)}``; :func:`~evolax.algorithms.baselines.hill_climbing.climb`). The paper takes ``K + 1 =
+    v_k)}``; :func:`~evolax.algorithms.baselines.common.climb`). The paper takes ``K + 1 =
     log2(R / r) + 1`` samples at ``r_k = 2^-k R``: ``pop_size`` sets their number here, and
     ``pop_size = log2(R / r) + 1`` gives exactly the paper's radii. ``x0`` is not evaluated,
     so the first generation always moves to its best sample.
@@ -95,11 +89,7 @@ class GradientlessDescent(DistributionAlgorithm[GradientlessDescentState]):
 
     def _init(self, key, x0):
         del key
-        return GradientlessDescentState(
-            mean=x0,
-            std=jnp.asarray(self.init_std, x0.dtype),
-            fitness=jnp.asarray(-jnp.inf, x0.dtype),
-        )
+        return GradientlessDescentState(**climb_start(x0, self.init_std))
 
     def radii(self, state: GradientlessDescentState) -> Float[Array, " pop"]:
         """The search radii of ``state``'s next generation, ``[pop]``, largest first."""

@@ -9,7 +9,13 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
 
-from evolax.algorithms.base import PopulationAlgorithm, PopulationState, normal
+from evolax.algorithms.base import (
+    PopulationAlgorithm,
+    PopulationState,
+    check_std_decay,
+    decayed_std,
+    normal,
+)
 from evolax.validation import check_in_interval, check_non_negative, check_positive
 
 
@@ -77,8 +83,7 @@ class SimulatedAnnealing(PopulationAlgorithm[SimulatedAnnealingState]):
 
     def __check_init__(self):
         check_positive("init_std", self.init_std)
-        check_in_interval("std_decay", self.std_decay, 0, 1, low_open=True)
-        check_non_negative("std_min", self.std_min)
+        check_std_decay(self.std_decay, self.std_min)
         check_positive("init_temperature", self.init_temperature)
         check_in_interval("temperature_decay", self.temperature_decay, 0, 1, low_open=True)
         check_non_negative("temperature_min", self.temperature_min)
@@ -102,7 +107,7 @@ class SimulatedAnnealing(PopulationAlgorithm[SimulatedAnnealingState]):
         uniform = jax.random.uniform(key, (), fitness.dtype)
         accept = metropolis(delta, state.temperature, uniform)
         temperature = jnp.maximum(state.temperature * self.temperature_decay, self.temperature_min)
-        std = jnp.maximum(state.std * self.std_decay, self.std_min)
+        std = decayed_std(state.std, self.std_decay, self.std_min)
         new_state = state.replace(
             population=jnp.where(accept, x[top][None], state.population),
             fitness=jnp.where(accept, fitness[top][None], state.fitness),
