@@ -18,7 +18,7 @@ from evolax.validation import check_non_negative, check_positive
 
 @chex.dataclass(frozen=True, kw_only=True)
 class SLPSOState(SwarmState):
-    """SL-PSO's state: the swarm (:class:`~evolax.algorithms.pso.pso.SwarmState`; ``population``
+    """SL-PSO's state: the swarm (:class:`~evolax.algorithms.pso.common.SwarmState`; ``population``
     holds the positions :meth:`SLPSO.ask` returns next, ``fitness`` is always ``-inf``:
     ``tell`` moves the particles to positions not evaluated yet)."""
 
