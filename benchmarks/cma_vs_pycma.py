@@ -49,8 +49,8 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from evolax.algorithms.cma_es import CMAES, default_pop_size  # noqa: E402
-from evolax.algorithms.sep_cma_es import SepCMAES  # noqa: E402
+from evolax.algorithms.cma.cma_es import CMAES, default_pop_size  # noqa: E402
+from evolax.algorithms.cma.sep_cma_es import SepCMAES  # noqa: E402
 from evolax.problems.bbob import bbob_problem  # noqa: E402
 from results_table import RESULTS, write_results  # noqa: E402
 

@@ -15,7 +15,7 @@ All inner runs of one outer generation are one compiled program (``vmap`` over m
 tasks, one scan per dimension, float32). Every ``--eval-every`` generations the outer mean is
 scored on a fixed validation batch of the training functions (``--validation-runs`` per
 function and dimension); the best scored mean is written to ``--out`` (default: the shipped
-``src/evolax/algorithms/learned_weights/<algorithm>.npz``), the log to
+``src/evolax/algorithms/learned/weights/<algorithm>.npz``), the log to
 ``benchmarks/results/meta_train_<algorithm>.json``. ``--time-limit`` (default 30 minutes)
 bounds the outer loop.
 
@@ -49,9 +49,9 @@ import numpy as np
 import optax
 
 from evolax.algorithms import SNES, OpenES
-from evolax.algorithms.learned import WEIGHTS_DIR, initial_weights
-from evolax.algorithms.les import LES, LES_SHAPES
-from evolax.algorithms.lga import LGA, LGA_SHAPES
+from evolax.algorithms.learned.common import WEIGHTS_DIR, initial_weights
+from evolax.algorithms.learned.les import LES, LES_SHAPES
+from evolax.algorithms.learned.lga import LGA, LGA_SHAPES
 from evolax.coco import BBOBRuns, bbob_runs
 from evolax.coco.report import report_tables
 from evolax.problems.bbob import BBOB_FUNCTION_NAMES, bbob_problem

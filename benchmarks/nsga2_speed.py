@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from evolax.algorithms.nsga2 import NSGA2
+from evolax.algorithms.multiobjective.nsga2 import NSGA2
 from evolax.pareto import hypervolume
 from evolax.problems.multiobjective import MULTIOBJECTIVE_PROBLEMS
 from results_table import RESULTS, write_results

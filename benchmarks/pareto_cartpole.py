@@ -16,7 +16,7 @@ effort of a front member whose return is at least 90% of the best. Writes
 
 The same run from the command line, with the plot of each seed's last population:
 
-    evolax train cartpole algorithm.name=evolax.algorithms.nsga2:NSGA2 \\
+    evolax train cartpole algorithm.name=evolax.algorithms.multiobjective.nsga2:NSGA2 \\
         algorithm.n_objectives=2 'algorithm.lower=[-3]' 'algorithm.upper=[3]' \\
         task.name=evolax.tasks.action_cost:ActionCost task.task.name=cartpole \\
         'policy.hidden_sizes=[16]' trainer.n_repeats=4 run.generations=300 run.seeds=5 \\
@@ -47,7 +47,7 @@ def measure(seeds: int, generations: int) -> dict:
     config = resolve(
         "cartpole_easy",
         [
-            "algorithm.name=evolax.algorithms.nsga2:NSGA2",
+            "algorithm.name=evolax.algorithms.multiobjective.nsga2:NSGA2",
             "algorithm.n_objectives=2",
             "algorithm.pop_size=64",
             "algorithm.lower=[-3]",

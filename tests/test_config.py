@@ -156,7 +156,7 @@ def test_every_preset_builds_its_trainer():
 def test_describe_lists_fields_from_the_code(capsys):
     assert cli.main(["describe", "cma_es"]) == 0
     out = capsys.readouterr().out
-    assert "evolax.algorithms.cma_es:CMAES" in out
+    assert "evolax.algorithms.cma.cma_es:CMAES" in out
     for f in schema.fields(CMAES):
         assert f"  {f.name}: " in out
     assert "generations between eigendecompositions" in out  # the docstring's Args

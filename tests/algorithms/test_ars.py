@@ -7,7 +7,7 @@ import numpy as np
 import optax
 import pytest
 
-from evolax.algorithms.ars import ARS, ARSState
+from evolax.algorithms.es.ars import ARS, ARSState
 from helpers import optimize
 
 tell = jax.jit(

@@ -8,7 +8,7 @@ import numpy as np
 import optax
 import pytest
 
-from evolax.algorithms.asebo import ASEBO
+from evolax.algorithms.es.asebo import ASEBO
 from helpers import optimize
 
 tell = jax.jit(

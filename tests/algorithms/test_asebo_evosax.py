@@ -34,8 +34,8 @@ import optax
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from evolax.algorithms.asebo import ASEBO
 from evolax.algorithms.base import mirrored
+from evolax.algorithms.es.asebo import ASEBO
 from helpers import X0, quadratic
 
 evosax = pytest.importorskip("evosax")

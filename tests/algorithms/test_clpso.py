@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.clpso import CLPSO, learning_probabilities
+from evolax.algorithms.pso.clpso import CLPSO, learning_probabilities
 from helpers import solve
 
 

@@ -30,7 +30,7 @@ Measured (medians of 5, evolax vs EvoX): f8 2.1 vs 7.1, f15 19.1 vs 37.0, f20 0.
 
 import pytest
 
-from evolax.algorithms.clpso import CLPSO
+from evolax.algorithms.pso.clpso import CLPSO
 from evox_reference import assert_not_worse, evolax_precisions, evox_precisions
 
 pytestmark = pytest.mark.slow

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.cma_es import CMAES, default_pop_size, eigen_interval
+from evolax.algorithms.cma.cma_es import CMAES, default_pop_size, eigen_interval
 from helpers import cma_vs_pycma
 
 # ---------------------------------------------------------------------------------------------

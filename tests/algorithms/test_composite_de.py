@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from test_jade import shifted_ellipsoid, shifted_sphere
 
-from evolax.algorithms.composite_de import CoDE
+from evolax.algorithms.de.composite_de import CoDE
 from helpers import solve
 
 

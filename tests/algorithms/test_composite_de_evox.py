@@ -31,7 +31,7 @@ Measured (medians of 5, evolax vs EvoX): f3 3.06 vs 1.01, f10 79.5 vs 158, f20 1
 
 import pytest
 
-from evolax.algorithms.composite_de import CoDE
+from evolax.algorithms.de.composite_de import CoDE
 from evox_reference import assert_not_worse, evolax_precisions, evox_precisions
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.cr_fm_nes import CRFMNES, crfmnes_parameters, default_pop_size
+from evolax.algorithms.cma.cr_fm_nes import CRFMNES, crfmnes_parameters, default_pop_size
 from helpers import optimize
 
 crfmnes = pytest.importorskip("crfmnes")

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from evolax.algorithms import CRFMNES
-from evolax.algorithms.cr_fm_nes import crfmnes_parameters, default_pop_size
+from evolax.algorithms.cma.cr_fm_nes import crfmnes_parameters, default_pop_size
 from evolax.problems import bbob_problem
 from helpers import best_after
 

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.cso import CSO
+from evolax.algorithms.pso.cso import CSO
 
 
 def np_competition(P, F, V, d, phi):

@@ -27,7 +27,7 @@ Measured (medians of 5, evolax vs patched EvoX): f8 6.80 vs 6.80, f15 21.0 vs 24
 import numpy as np
 import pytest
 
-from evolax.algorithms.cso import CSO
+from evolax.algorithms.pso.cso import CSO
 from evox_reference import assert_not_worse, evolax_precisions, evox_precisions
 
 pytestmark = pytest.mark.slow

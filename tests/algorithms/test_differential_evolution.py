@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from evolax.algorithms.base import normal
-from evolax.algorithms.differential_evolution import DifferentialEvolution, distinct_indices
+from evolax.algorithms.de.common import distinct_indices
+from evolax.algorithms.de.differential_evolution import DifferentialEvolution
 
 X0 = {"a": jnp.arange(6.0).reshape(2, 3), "b": jnp.array([-1.0, 0.5])}  # D = 8
 

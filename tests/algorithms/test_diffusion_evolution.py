@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.diffusion_evolution import DiffusionEvolution
+from evolax.algorithms.baselines.diffusion_evolution import DiffusionEvolution
 
 POP, DIM, T = 16, 5, 8
 

@@ -35,7 +35,7 @@ import pytest
 from jax.flatten_util import ravel_pytree
 from scipy.special import logsumexp
 
-from evolax.algorithms.diffusion_evolution import DiffusionEvolution, denoise, energy
+from evolax.algorithms.baselines.diffusion_evolution import DiffusionEvolution, denoise, energy
 from helpers import X0, quadratic
 
 evosax = pytest.importorskip("evosax.algorithms")

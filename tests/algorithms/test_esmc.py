@@ -7,7 +7,7 @@ import numpy as np
 import optax
 import pytest
 
-from evolax.algorithms.esmc import ESMC
+from evolax.algorithms.es.esmc import ESMC
 from helpers import optimize
 
 SGD = optax.sgd(0.1)  # one optimizer object: the jitted functions compile once per pop_size

@@ -26,7 +26,7 @@ import numpy as np
 import optax
 import pytest
 
-from evolax.algorithms.esmc import ESMC
+from evolax.algorithms.es.esmc import ESMC
 from helpers import X0, quadratic
 
 evosax = pytest.importorskip("evosax")

@@ -22,8 +22,8 @@ import optax
 import pytest
 
 from evolax.algorithms import ARS, PGPE, SNES, OpenES
+from evolax.algorithms.es.snes import default_std_lr
 from evolax.algorithms.shaping import centered_rank, chain, weight_decay
-from evolax.algorithms.snes import default_std_lr
 from evolax.optim import clipup
 from helpers import X0, quadratic
 

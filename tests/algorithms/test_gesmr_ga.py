@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.gesmr_ga import GESMRGA, group_of_children
+from evolax.algorithms.ga.gesmr_ga import GESMRGA, group_of_children
 from helpers import shifted_sphere_states
 
 POP, DIM, GROUPS = 14, 5, 4  # 13 children: groups of 4, 3, 3 and 3; 2 std parents

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.gesmr_ga import GESMRGA
+from evolax.algorithms.ga.gesmr_ga import GESMRGA
 
 evosax = pytest.importorskip("evosax.algorithms")
 

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.gradientless_descent import GradientlessDescent, ball, search_radii
+from evolax.algorithms.baselines.gradientless_descent import GradientlessDescent, ball, search_radii
 
 
 def test_radii_are_the_papers_halvings():

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.gradientless_descent import GradientlessDescent
+from evolax.algorithms.baselines.gradientless_descent import GradientlessDescent
 from evolax.problems import bbob_problem
 from helpers import X0, best_after, quadratic
 

@@ -7,7 +7,7 @@ import numpy as np
 import optax
 import pytest
 
-from evolax.algorithms.guided_es import GuidedES
+from evolax.algorithms.es.guided_es import GuidedES
 
 tell = jax.jit(
     lambda algo, state, population, fitness, surrogate: algo.tell(

@@ -31,8 +31,8 @@ import optax
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from evolax.algorithms.asebo import principal_directions
-from evolax.algorithms.guided_es import GuidedES
+from evolax.algorithms.es.asebo import principal_directions
+from evolax.algorithms.es.guided_es import GuidedES
 
 evosax = pytest.importorskip("evosax")
 from evosax.algorithms import GuidedES as EvosaxGuidedES  # noqa: E402

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.hill_climbing import HillClimbing
+from evolax.algorithms.baselines.hill_climbing import HillClimbing
 
 
 def test_tell_moves_to_the_best_sample_only_if_it_is_fitter(key):

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.hill_climbing import HillClimbing
+from evolax.algorithms.baselines.hill_climbing import HillClimbing
 from helpers import X0, quadratic
 
 pytestmark = pytest.mark.slow

@@ -8,8 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.amalgam import adapt_multiplier
-from evolax.algorithms.iamalgam_full import IAMaLGaMFull, default_pop_size
+from evolax.algorithms.cma.amalgam import adapt_multiplier
+from evolax.algorithms.cma.iamalgam_full import IAMaLGaMFull, default_pop_size
 from evolax.algorithms.noise import gaussian
 from helpers import optimize
 

@@ -40,7 +40,7 @@ import numpy as np
 import pytest
 from jax.scipy.linalg import solve_triangular
 
-from evolax.algorithms.iamalgam_full import IAMaLGaMFull, default_pop_size
+from evolax.algorithms.cma.iamalgam_full import IAMaLGaMFull, default_pop_size
 from evolax.problems import bbob_problem
 from helpers import best_after
 

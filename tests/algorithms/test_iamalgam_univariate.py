@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_iamalgam_full import DIM, check_against_numpy, random_state
 
-from evolax.algorithms.iamalgam_univariate import IAMaLGaMUnivariate, default_pop_size
+from evolax.algorithms.cma.iamalgam_univariate import IAMaLGaMUnivariate, default_pop_size
 from helpers import optimize
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from test_iamalgam_full_evosax import compare_with_evosax, paper_sdr
 
-from evolax.algorithms.iamalgam_univariate import IAMaLGaMUnivariate, default_pop_size
+from evolax.algorithms.cma.iamalgam_univariate import IAMaLGaMUnivariate, default_pop_size
 from evolax.problems import bbob_problem
 from helpers import best_after
 

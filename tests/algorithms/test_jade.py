@@ -6,7 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.jade import JADE, truncated_cauchy
+from evolax.algorithms.de.adaptive import truncated_cauchy
+from evolax.algorithms.de.jade import JADE
 from helpers import solve
 
 

@@ -8,9 +8,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms import learned
-from evolax.algorithms.learned import load_weights
-from evolax.algorithms.les import LES, LES_SHAPES, recombination_weights
+from evolax.algorithms.learned import common as learned
+from evolax.algorithms.learned.common import load_weights
+from evolax.algorithms.learned.les import LES, LES_SHAPES, recombination_weights
 from helpers import held_out_areas
 
 DIM = 6

@@ -29,8 +29,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.learned import initial_weights, load_weights
-from evolax.algorithms.les import (
+from evolax.algorithms.learned.common import initial_weights, load_weights
+from evolax.algorithms.learned.les import (
     LES,
     LES_SHAPES,
     learning_rates,

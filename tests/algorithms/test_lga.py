@@ -8,9 +8,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms import learned
-from evolax.algorithms.learned import load_weights
-from evolax.algorithms.lga import LGA, LGA_SHAPES
+from evolax.algorithms.learned import common as learned
+from evolax.algorithms.learned.common import load_weights
+from evolax.algorithms.learned.lga import LGA, LGA_SHAPES
 from helpers import held_out_areas
 
 DIM = 6

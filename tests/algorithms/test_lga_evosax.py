@@ -42,8 +42,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.learned import initial_weights, load_weights
-from evolax.algorithms.lga import (
+from evolax.algorithms.learned.common import initial_weights, load_weights
+from evolax.algorithms.learned.lga import (
     LGA,
     LGA_SHAPES,
     mutation_strengths,

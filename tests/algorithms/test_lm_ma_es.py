@@ -6,8 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.cma_es import default_pop_size
-from evolax.algorithms.lm_ma_es import LMMAES, default_n_vectors, lmmaes_parameters
+from evolax.algorithms.cma.cma_es import default_pop_size
+from evolax.algorithms.cma.lm_ma_es import LMMAES, default_n_vectors, lmmaes_parameters
 from evolax.algorithms.noise import gaussian
 from helpers import optimize
 

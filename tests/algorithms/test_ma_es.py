@@ -8,8 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.cma_es import default_pop_size
-from evolax.algorithms.ma_es import MAES, maes_parameters
+from evolax.algorithms.cma.cma_es import default_pop_size
+from evolax.algorithms.cma.ma_es import MAES, maes_parameters
 from evolax.algorithms.noise import gaussian
 from helpers import optimize
 

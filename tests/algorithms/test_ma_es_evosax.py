@@ -24,8 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.cma_family import expected_norm
-from evolax.algorithms.ma_es import MAES
+from evolax.algorithms.cma.cma_family import expected_norm
+from evolax.algorithms.cma.ma_es import MAES
 from evolax.problems import bbob_problem
 from helpers import best_after
 

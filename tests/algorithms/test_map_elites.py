@@ -6,7 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.map_elites import MAPElites, archive_metrics
+from evolax.algorithms.qd.common import archive_metrics
+from evolax.algorithms.qd.map_elites import MAPElites
 
 
 def numpy_cells(descriptors, grid, low, high):

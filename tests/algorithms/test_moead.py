@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.moead import MOEAD, MOEADState, tchebycheff
+from evolax.algorithms.multiobjective.moead import MOEAD, MOEADState, tchebycheff
 from evolax.problems.multiobjective import zdt1
 from helpers import assert_nonfinite_children_never_survive, front_runs
 

@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.moead import MOEAD, MOEADState
+from evolax.algorithms.multiobjective.moead import MOEAD, MOEADState
 from pymoo_reference import evolax_hypervolumes, pymoo_hypervolumes
 
 pytestmark = pytest.mark.slow

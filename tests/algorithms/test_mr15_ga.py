@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.mr15_ga import MR15GA
+from evolax.algorithms.ga.mr15_ga import MR15GA
 from evolax.algorithms.noise import gaussian
 from helpers import shifted_sphere_states
 

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.mr15_ga import MR15GA
+from evolax.algorithms.ga.mr15_ga import MR15GA
 
 evosax = pytest.importorskip("evosax.algorithms")
 

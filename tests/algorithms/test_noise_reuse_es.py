@@ -9,7 +9,7 @@ import optax
 import pytest
 
 from evolax.algorithms import OpenES
-from evolax.algorithms.noise_reuse_es import NoiseReuseES
+from evolax.algorithms.es.noise_reuse_es import NoiseReuseES
 from evolax.algorithms.shaping import raw
 from evolax.problems import ellipsoid
 from helpers import optimize

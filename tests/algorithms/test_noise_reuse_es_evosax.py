@@ -25,7 +25,7 @@ import numpy as np
 import optax
 import pytest
 
-from evolax.algorithms.noise_reuse_es import NoiseReuseES
+from evolax.algorithms.es.noise_reuse_es import NoiseReuseES
 from helpers import X0, quadratic
 
 evosax = pytest.importorskip("evosax.algorithms")

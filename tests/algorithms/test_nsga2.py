@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.nsga2 import NSGA2
+from evolax.algorithms.multiobjective.nsga2 import NSGA2
 from evolax.pareto import hypervolume
 from evolax.problems.multiobjective import zdt1
 

@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 import pytest
 
-from evolax.algorithms.nsga2 import NSGA2
+from evolax.algorithms.multiobjective.nsga2 import NSGA2
 from pymoo_reference import evolax_hypervolumes, pymoo_hypervolumes
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.nsga3 import NSGA3, NSGA3State, hyperplane_nadir, niching_survivors
+from evolax.algorithms.multiobjective.nsga3 import (
+    NSGA3,
+    NSGA3State,
+    hyperplane_nadir,
+    niching_survivors,
+)
 from evolax.problems.multiobjective import dtlz2
 from helpers import assert_nonfinite_children_never_survive, front_runs
 

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.nsga3 import (
+from evolax.algorithms.multiobjective.nsga3 import (
     NSGA3,
     associate,
     hyperplane_normalisation,

@@ -9,7 +9,7 @@ import optax
 import pytest
 
 from evolax.algorithms import OpenES
-from evolax.algorithms.persistent_es import PersistentES
+from evolax.algorithms.es.persistent_es import PersistentES
 from evolax.algorithms.shaping import raw
 from evolax.problems import ellipsoid
 from helpers import optimize

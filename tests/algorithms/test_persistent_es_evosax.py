@@ -26,7 +26,7 @@ import numpy as np
 import optax
 import pytest
 
-from evolax.algorithms.persistent_es import PersistentES
+from evolax.algorithms.es.persistent_es import PersistentES
 from helpers import X0, quadratic
 
 evosax = pytest.importorskip("evosax.algorithms")

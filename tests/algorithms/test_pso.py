@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from evolax.algorithms.base import normal
-from evolax.algorithms.pso import PSO, constriction_coefficient
+from evolax.algorithms.pso.pso import PSO, constriction_coefficient
 
 X0 = {"a": jnp.arange(6.0).reshape(2, 3), "b": jnp.array([-1.0, 0.5])}  # D = 8
 

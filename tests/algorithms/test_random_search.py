@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.random_search import RandomSearch
+from evolax.algorithms.baselines.random_search import RandomSearch
 
 X0 = {"w": jnp.array([1.0, -2.0, 0.5])}
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from evolax.algorithms.random_search import RandomSearch
+from evolax.algorithms.baselines.random_search import RandomSearch
 from helpers import X0, quadratic
 
 pytestmark = pytest.mark.slow

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from evolax.algorithms import SNES
-from evolax.algorithms.cma_es import CMAES
-from evolax.algorithms.restarts import bipop, ipop
-from evolax.algorithms.sep_cma_es import SepCMAES
+from evolax.algorithms.cma.cma_es import CMAES
+from evolax.algorithms.cma.restarts import bipop, ipop
+from evolax.algorithms.cma.sep_cma_es import SepCMAES
 
 
 class Flat:

@@ -6,9 +6,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.cma_es import default_pop_size
+from evolax.algorithms.cma.cma_es import default_pop_size
+from evolax.algorithms.cma.rm_es import RmES, rmes_parameters
 from evolax.algorithms.noise import gaussian
-from evolax.algorithms.rm_es import RmES, rmes_parameters
 from helpers import optimize
 
 tell = jax.jit(lambda algo, state, x, f: algo.tell(jax.random.key(0), state, x, f))

@@ -37,8 +37,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.cma_es import default_pop_size
-from evolax.algorithms.rm_es import RmES
+from evolax.algorithms.cma.cma_es import default_pop_size
+from evolax.algorithms.cma.rm_es import RmES
 from evolax.problems import bbob_problem
 from helpers import best_after
 

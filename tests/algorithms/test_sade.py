@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from test_jade import shifted_ellipsoid, shifted_sphere
 
-from evolax.algorithms.sade import SaDE, stochastic_universal_sampling, truncated_normal
+from evolax.algorithms.de.sade import SaDE, stochastic_universal_sampling, truncated_normal
 from helpers import solve
 
 

@@ -40,7 +40,7 @@ Measured (medians of 5, evolax vs EvoX): f8 1.17 vs 2.36, f15 25.6 vs 30.8, f20 
 
 import pytest
 
-from evolax.algorithms.sade import SaDE
+from evolax.algorithms.de.sade import SaDE
 from evox_reference import assert_not_worse, evolax_precisions, evox_precisions
 
 pytestmark = pytest.mark.slow

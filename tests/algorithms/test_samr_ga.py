@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.samr_ga import SAMRGA
+from evolax.algorithms.ga.samr_ga import SAMRGA
 from helpers import shifted_sphere_states
 
 POP, DIM = 10, 5

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.samr_ga import SAMRGA
+from evolax.algorithms.ga.samr_ga import SAMRGA
 
 evosax = pytest.importorskip("evosax.algorithms")
 

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.sep_cma_es import SepCMAES
+from evolax.algorithms.cma.sep_cma_es import SepCMAES
 from helpers import cma_vs_pycma
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from test_jade import np_cauchy, run_against_numpy, shifted_ellipsoid
 
-from evolax.algorithms.shade import SHADE
+from evolax.algorithms.de.shade import SHADE
 from helpers import solve
 
 
@@ -74,7 +74,7 @@ def test_solves_a_10d_ellipsoid():
 
 
 def test_small_populations_use_p_equal_to_2_over_np():
-    from evolax.algorithms.shade import p_range
+    from evolax.algorithms.de.shade import p_range
 
     assert p_range(8, 0.2) == (0.25, 0.25)
     assert float(p_range(100, 0.2)[1]) == pytest.approx(0.2)

@@ -6,8 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from evolax.algorithms.es.simple_es import SimpleES
 from evolax.algorithms.noise import gaussian
-from evolax.algorithms.simple_es import SimpleES
 from helpers import optimize
 
 

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.simple_es import SimpleES
+from evolax.algorithms.es.simple_es import SimpleES
 
 pytestmark = pytest.mark.slow
 evosax = pytest.importorskip("evosax.algorithms")

@@ -5,7 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.simple_ga import SimpleGA, next_generation
+from evolax.algorithms.ga.common import next_generation
+from evolax.algorithms.ga.simple_ga import SimpleGA
 
 X0 = {"a": jnp.arange(6.0).reshape(2, 3), "b": jnp.array([-1.0, 0.5])}  # D = 8
 

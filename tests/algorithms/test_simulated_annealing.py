@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.simulated_annealing import SimulatedAnnealing, metropolis
+from evolax.algorithms.baselines.simulated_annealing import SimulatedAnnealing, metropolis
 
 
 def test_metropolis_accepts_a_worse_move_with_probability_exp_delta_over_t(key):

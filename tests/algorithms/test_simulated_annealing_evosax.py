@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.simulated_annealing import SimulatedAnnealing
+from evolax.algorithms.baselines.simulated_annealing import SimulatedAnnealing
 from helpers import X0, quadratic
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.sl_pso import SLPSO, learning_probabilities
+from evolax.algorithms.pso.sl_pso import SLPSO, learning_probabilities
 from helpers import solve
 
 

@@ -29,7 +29,7 @@ Measured (medians of 5, evolax vs EvoX): f8 6.10 vs 6.37, f15 23.0 vs 27.7, f20 
 
 import pytest
 
-from evolax.algorithms.sl_pso import SLPSO
+from evolax.algorithms.pso.sl_pso import SLPSO
 from evox_reference import assert_not_worse, evolax_precisions, evox_precisions
 
 pytestmark = pytest.mark.slow

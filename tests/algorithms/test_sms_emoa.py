@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.sms_emoa import (
+from evolax.algorithms.multiobjective.sms_emoa import (
     SMSEMOA,
     dominance_tournament,
     hypervolume_contributions,

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.sms_emoa import SMSEMOA
+from evolax.algorithms.multiobjective.sms_emoa import SMSEMOA
 from evolax.pareto import non_dominated_rank
 from pymoo_reference import evolax_hypervolumes, pymoo_hypervolumes
 

@@ -7,8 +7,8 @@ import optax
 import pytest
 
 from evolax.algorithms import SNES
-from evolax.algorithms.cma_es import default_pop_size
-from evolax.algorithms.snes import default_std_lr
+from evolax.algorithms.cma.cma_es import default_pop_size
+from evolax.algorithms.es.snes import default_std_lr
 
 
 def numpy_nes_utilities(fitness):

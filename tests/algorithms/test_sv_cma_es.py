@@ -8,10 +8,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax.algorithms.cma_es import CMAES
-from evolax.algorithms.cma_family import cma_parameters
+from evolax.algorithms.cma.cma_es import CMAES
+from evolax.algorithms.cma.cma_family import cma_parameters
+from evolax.algorithms.cma.sv_cma_es import SVCMAES
 from evolax.algorithms.stein import repulsion
-from evolax.algorithms.sv_cma_es import SVCMAES
 
 N, LAM, DIM = 2, 8, 4
 

@@ -8,7 +8,7 @@ Mappings: evosax's ``population_size`` is evolax's ``pop_size / n_particles``, i
 ``num_populations`` is ``n_particles`` and its population is laid out by particle as
 evolax's; ``std_init``, ``kernel_std`` and ``alpha`` are evosax's ``Params``. evosax's CMA-ES
 uses the tutorial's constants (Hansen, 2016, table 1), evolax pycma 4's
-(:func:`~evolax.algorithms.cma_family.cma_parameters`): evosax's ``weights, mu_eff, c_std,
+(:func:`~evolax.algorithms.cma.cma_family.cma_parameters`): evosax's ``weights, mu_eff, c_std,
 d_std, c_c, c_1, c_mu, chi_n`` are set to evolax's. evolax decomposes ``C`` every generation
 (``eigen_interval=1``), as evosax does in each ``ask``. What stays different is evolax's
 pycma ``h_sigma`` test and its cap on a step-size change; the test checks that neither acts
@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from evolax.algorithms.cma_family import cma_parameters
-from evolax.algorithms.sv_cma_es import SVCMAES
+from evolax.algorithms.cma.cma_family import cma_parameters
+from evolax.algorithms.cma.sv_cma_es import SVCMAES
 from helpers import X0, quadratic
 
 evosax = pytest.importorskip("evosax.algorithms")

@@ -10,9 +10,9 @@ import numpy as np
 import optax
 import pytest
 
-from evolax.algorithms.open_es import OpenES
+from evolax.algorithms.es.open_es import OpenES
+from evolax.algorithms.es.sv_open_es import SVOpenES
 from evolax.algorithms.stein import kernel_average, repulsion
-from evolax.algorithms.sv_open_es import SVOpenES
 
 N, LAM, DIM = 2, 8, 4
 CONFIGS = jnp.array([[0.0, 0.3], [1.0, 0.3], [1.0, 1e-3]])  # (alpha, kernel_std)

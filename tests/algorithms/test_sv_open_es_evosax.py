@@ -27,7 +27,7 @@ import optax
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from evolax.algorithms.sv_open_es import SVOpenES
+from evolax.algorithms.es.sv_open_es import SVOpenES
 from helpers import X0, quadratic
 
 evosax = pytest.importorskip("evosax.algorithms")

@@ -8,9 +8,9 @@ import optax
 import pytest
 import scipy.linalg
 
-from evolax.algorithms.cma_es import default_pop_size
+from evolax.algorithms.cma.cma_es import default_pop_size
+from evolax.algorithms.es.xnes import XNES, default_lr
 from evolax.algorithms.shaping import centered_rank, nes_utilities
-from evolax.algorithms.xnes import XNES, default_lr
 from helpers import optimize
 
 ask = jax.jit(lambda algo, key, state: algo.ask(key, state))

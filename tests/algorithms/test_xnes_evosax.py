@@ -24,7 +24,7 @@ import pytest
 import scipy.linalg
 
 from evolax.algorithms import XNES
-from evolax.algorithms.cma_es import default_pop_size
+from evolax.algorithms.cma.cma_es import default_pop_size
 from evolax.problems import bbob_problem
 from helpers import best_after
 

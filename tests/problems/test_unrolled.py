@@ -8,8 +8,8 @@ import optax
 import pytest
 
 from evolax.algorithms import OpenES
-from evolax.algorithms.noise_reuse_es import NoiseReuseES
-from evolax.algorithms.persistent_es import PersistentES
+from evolax.algorithms.es.noise_reuse_es import NoiseReuseES
+from evolax.algorithms.es.persistent_es import PersistentES
 from evolax.algorithms.shaping import raw
 from evolax.problems.unrolled import InfluenceBalancing
 

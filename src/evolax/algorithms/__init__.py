@@ -1,7 +1,29 @@
-"""Evolution algorithms (ask/tell, fitness maximised)."""
+"""Evolution algorithms (ask/tell, fitness maximised), in family packages.
 
-from evolax.algorithms.ars import ARS, ARSState
-from evolax.algorithms.asebo import ASEBO, ASEBOState
+The template (:mod:`~evolax.algorithms.base`), fitness shaping (:mod:`~evolax.algorithms.shaping`),
+noise (:mod:`~evolax.algorithms.noise`), the one-matrix-at-a-time wrapper
+(:mod:`~evolax.algorithms.unbatched`) and the Stein variational base
+(:mod:`~evolax.algorithms.stein`) serve every family; each family package holds its algorithms
+and, once, the pieces they share:
+
+- :mod:`~evolax.algorithms.es`: evolution strategies (OpenES, PGPE, ARS, SNES, xNES, ...);
+- :mod:`~evolax.algorithms.cma`: the CMA family, its restarts and iAMaLGaM;
+- :mod:`~evolax.algorithms.ga`: genetic algorithms;
+- :mod:`~evolax.algorithms.de`: differential evolution;
+- :mod:`~evolax.algorithms.pso`: particle swarms;
+- :mod:`~evolax.algorithms.qd`: quality diversity;
+- :mod:`~evolax.algorithms.multiobjective`: multi-objective genetic algorithms;
+- :mod:`~evolax.algorithms.learned`: LES and LGA;
+- :mod:`~evolax.algorithms.neat`: NEAT;
+- :mod:`~evolax.algorithms.baselines`: random search, hill climbing and other baselines.
+
+Every public name is importable from here; the modules' paths from before the families
+(``evolax.algorithms.cma_es``, ...) stay importable too (:data:`MOVED_MODULES`).
+"""
+
+import importlib
+import sys
+
 from evolax.algorithms.base import (
     Algorithm,
     DistributionAlgorithm,
@@ -15,55 +37,121 @@ from evolax.algorithms.base import (
     mirrored,
     unflatten_population,
 )
-from evolax.algorithms.clpso import CLPSO, CLPSOState
-from evolax.algorithms.cma_es import CMAES, CMAESState
-from evolax.algorithms.cma_family import CMAFamily, CMAState
-from evolax.algorithms.cma_me import CMAMAE, CMAME, CMAMEState, EmitterState
-from evolax.algorithms.composite_de import CoDE, CoDEState
-from evolax.algorithms.cr_fm_nes import CRFMNES, CRFMNESState
-from evolax.algorithms.cso import CSO, CSOState
-from evolax.algorithms.differential_evolution import DEState, DifferentialEvolution
-from evolax.algorithms.diffusion_evolution import DiffusionEvolution, DiffusionEvolutionState
-from evolax.algorithms.esmc import ESMC, ESMCState
-from evolax.algorithms.gesmr_ga import GESMRGA, GESMRGAState
-from evolax.algorithms.gradientless_descent import GradientlessDescent, GradientlessDescentState
-from evolax.algorithms.guided_es import GuidedES, GuidedESState
-from evolax.algorithms.hill_climbing import HillClimbing, HillClimbingState
-from evolax.algorithms.iamalgam_full import IAMaLGaMFull, IAMaLGaMFullState
-from evolax.algorithms.iamalgam_univariate import IAMaLGaMUnivariate, IAMaLGaMUnivariateState
-from evolax.algorithms.jade import JADE, JADEState
-from evolax.algorithms.les import LES, LESState
-from evolax.algorithms.lga import LGA, LGAState
-from evolax.algorithms.lm_ma_es import LMMAES, LMMAESState
-from evolax.algorithms.low_rank_es import LowRankES
-from evolax.algorithms.ma_es import MAES, MAESState
-from evolax.algorithms.map_elites import (
+from evolax.algorithms.baselines import (
+    DiffusionEvolution,
+    DiffusionEvolutionState,
+    GradientlessDescent,
+    GradientlessDescentState,
+    HillClimbing,
+    HillClimbingState,
+    RandomSearch,
+    RandomSearchState,
+    SimulatedAnnealing,
+    SimulatedAnnealingState,
+)
+from evolax.algorithms.cma import (
+    CMAES,
+    CRFMNES,
+    LMMAES,
+    MAES,
+    SVCMAES,
+    CMAESState,
+    CMAFamily,
+    CMAState,
+    CRFMNESState,
+    IAMaLGaMFull,
+    IAMaLGaMFullState,
+    IAMaLGaMUnivariate,
+    IAMaLGaMUnivariateState,
+    LMMAESState,
+    MAESState,
+    RestartRecord,
+    RestartResult,
+    RmES,
+    RmESState,
+    SepCMAES,
+    SepCMAESState,
+    SVCMAESState,
+    bipop,
+    ipop,
+)
+from evolax.algorithms.de import (
+    JADE,
+    SHADE,
+    CoDE,
+    CoDEState,
+    DEState,
+    DifferentialEvolution,
+    JADEState,
+    SaDE,
+    SaDEState,
+    SHADEState,
+)
+from evolax.algorithms.es import (
+    ARS,
+    ASEBO,
+    ESMC,
+    PGPE,
+    SNES,
+    XNES,
+    ARSState,
+    ASEBOState,
+    ESMCState,
+    GuidedES,
+    GuidedESState,
+    LowRankES,
+    NoiseReuseES,
+    NoiseReuseESState,
+    OpenES,
+    OpenESState,
+    PersistentES,
+    PersistentESState,
+    PGPEState,
+    SimpleES,
+    SimpleESState,
+    SNESState,
+    SVOpenES,
+    SVOpenESState,
+    XNESState,
+)
+from evolax.algorithms.ga import (
+    GESMRGA,
+    MR15GA,
+    SAMRGA,
+    GESMRGAState,
+    MR15GAState,
+    SAMRGAState,
+    SimpleGA,
+    SimpleGAState,
+)
+from evolax.algorithms.learned import LES, LGA, LESState, LGAState
+from evolax.algorithms.multiobjective import (
+    MOEAD,
+    NSGA2,
+    NSGA3,
+    SMSEMOA,
+    MOEADState,
+    NSGA2State,
+    NSGA3State,
+    SMSEMOAState,
+)
+from evolax.algorithms.neat import NEAT, NEATState
+from evolax.algorithms.noise import gaussian
+from evolax.algorithms.pso import CLPSO, CSO, PSO, SLPSO, CLPSOState, CSOState, PSOState, SLPSOState
+from evolax.algorithms.qd import (
+    CMAMAE,
+    CMAME,
+    MEES,
     ArchiveMAPElites,
+    CMAMEState,
     CVTMAPElites,
+    EmitterState,
     MAPElites,
     MAPElitesState,
+    MEESState,
     QDState,
     archive_metrics,
 )
-from evolax.algorithms.me_es import MEES, MEESState
-from evolax.algorithms.moead import MOEAD, MOEADState
-from evolax.algorithms.mr15_ga import MR15GA, MR15GAState
-from evolax.algorithms.neat import NEAT, NEATState
-from evolax.algorithms.noise import gaussian
-from evolax.algorithms.noise_reuse_es import NoiseReuseES, NoiseReuseESState
-from evolax.algorithms.nsga2 import NSGA2, NSGA2State
-from evolax.algorithms.nsga3 import NSGA3, NSGA3State
-from evolax.algorithms.open_es import OpenES, OpenESState
-from evolax.algorithms.persistent_es import PersistentES, PersistentESState
-from evolax.algorithms.pgpe import PGPE, PGPEState
-from evolax.algorithms.pso import PSO, PSOState
-from evolax.algorithms.random_search import RandomSearch, RandomSearchState
-from evolax.algorithms.restarts import RestartRecord, RestartResult, bipop, ipop
-from evolax.algorithms.rm_es import RmES, RmESState
-from evolax.algorithms.sade import SaDE, SaDEState
-from evolax.algorithms.samr_ga import SAMRGA, SAMRGAState
-from evolax.algorithms.sep_cma_es import SepCMAES, SepCMAESState
-from evolax.algorithms.shade import SHADE, SHADEState
 from evolax.algorithms.shaping import (
     centered_rank,
     chain,
@@ -76,15 +164,6 @@ from evolax.algorithms.shaping import (
     weight_decay,
     z_score,
 )
-from evolax.algorithms.simple_es import SimpleES, SimpleESState
-from evolax.algorithms.simple_ga import SimpleGA, SimpleGAState
-from evolax.algorithms.simulated_annealing import SimulatedAnnealing, SimulatedAnnealingState
-from evolax.algorithms.sl_pso import SLPSO, SLPSOState
-from evolax.algorithms.sms_emoa import SMSEMOA, SMSEMOAState
-from evolax.algorithms.snes import SNES, SNESState
-from evolax.algorithms.sv_cma_es import SVCMAES, SVCMAESState
-from evolax.algorithms.sv_open_es import SVOpenES, SVOpenESState
-from evolax.algorithms.xnes import XNES, XNESState
 
 __all__ = [
     "NEAT",
@@ -285,3 +364,72 @@ SHAPINGS = {
     )
 }
 """Fitness shapings by name (``algorithm.fitness_shaping``)."""
+
+MOVED_MODULES = {
+    "ars": "es.ars",
+    "asebo": "es.asebo",
+    "esmc": "es.esmc",
+    "guided_es": "es.guided_es",
+    "low_rank_es": "es.low_rank_es",
+    "noise_reuse_es": "es.noise_reuse_es",
+    "open_es": "es.open_es",
+    "persistent_es": "es.persistent_es",
+    "pgpe": "es.pgpe",
+    "simple_es": "es.simple_es",
+    "snes": "es.snes",
+    "sv_open_es": "es.sv_open_es",
+    "xnes": "es.xnes",
+    "amalgam": "cma.amalgam",
+    "cma_es": "cma.cma_es",
+    "cma_family": "cma.cma_family",
+    "cr_fm_nes": "cma.cr_fm_nes",
+    "iamalgam_full": "cma.iamalgam_full",
+    "iamalgam_univariate": "cma.iamalgam_univariate",
+    "lm_ma_es": "cma.lm_ma_es",
+    "ma_es": "cma.ma_es",
+    "restarts": "cma.restarts",
+    "rm_es": "cma.rm_es",
+    "sep_cma_es": "cma.sep_cma_es",
+    "sv_cma_es": "cma.sv_cma_es",
+    "gesmr_ga": "ga.gesmr_ga",
+    "mr15_ga": "ga.mr15_ga",
+    "samr_ga": "ga.samr_ga",
+    "simple_ga": "ga.simple_ga",
+    "composite_de": "de.composite_de",
+    "differential_evolution": "de.differential_evolution",
+    "jade": "de.jade",
+    "sade": "de.sade",
+    "shade": "de.shade",
+    "clpso": "pso.clpso",
+    "cso": "pso.cso",
+    "sl_pso": "pso.sl_pso",
+    "cma_me": "qd.cma_me",
+    "map_elites": "qd.map_elites",
+    "me_es": "qd.me_es",
+    "moead": "multiobjective.moead",
+    "nsga2": "multiobjective.nsga2",
+    "nsga3": "multiobjective.nsga3",
+    "real_coded": "multiobjective.real_coded",
+    "sms_emoa": "multiobjective.sms_emoa",
+    "les": "learned.les",
+    "lga": "learned.lga",
+    "diffusion_evolution": "baselines.diffusion_evolution",
+    "gradientless_descent": "baselines.gradientless_descent",
+    "hill_climbing": "baselines.hill_climbing",
+    "random_search": "baselines.random_search",
+    "simulated_annealing": "baselines.simulated_annealing",
+}
+"""The modules that moved into a family package: ``evolax.algorithms.<old>`` is
+``evolax.algorithms.<new>``, and stays importable under its old path (configuration files and
+run folders name components as ``module:Class``). The old modules ``pso``, ``multiobjective``,
+``learned`` and ``neat`` are now their families' packages, which export their names."""
+
+
+def _alias_moved_modules() -> None:
+    for old, new in MOVED_MODULES.items():
+        module = importlib.import_module(f"{__name__}.{new}")
+        sys.modules.setdefault(f"{__name__}.{old}", module)
+        globals().setdefault(old, module)
+
+
+_alias_moved_modules()

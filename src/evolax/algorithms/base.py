@@ -35,7 +35,12 @@ from evolax.algorithms.shaping import Shaping
 from evolax.neat.genome import Genome
 from evolax.seeded import Seeded, dense, is_low_rank, is_seeded, member, seeded_population
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
-from evolax.validation import check_positive_int, population_size
+from evolax.validation import (
+    check_in_interval,
+    check_non_negative,
+    check_positive_int,
+    population_size,
+)
 
 HIGHEST = jax.lax.Precision.HIGHEST
 """Full-precision matrix products (the default on CPU; TPU and GPU would round to bf16/tf32)."""
@@ -347,6 +352,19 @@ def check_min_pop_size(pop_size: int, minimum: int, why: str) -> None:
     """Raise unless ``pop_size`` is at least ``minimum`` (``why``: what needs it)."""
     if isinstance(pop_size, int) and pop_size < minimum:
         raise ValueError(f"pop_size must be at least {minimum} {why}, got {pop_size}")
+
+
+def check_std_decay(std_decay: float, std_min: float) -> None:
+    """Raise unless ``std_decay`` is in ``(0, 1]`` and ``std_min >= 0``: the settings of a
+    ``std`` that decays geometrically to a floor (:func:`decayed_std`)."""
+    check_in_interval("std_decay", std_decay, 0, 1, low_open=True)
+    check_non_negative("std_min", std_min)
+
+
+def decayed_std(std: Array, std_decay, std_min) -> Array:
+    """``max(std * std_decay, std_min)``: one generation's geometric decay of ``std`` to the
+    floor ``std_min``."""
+    return jnp.maximum(std * std_decay, std_min)
 
 
 def check_fitness(

@@ -1,7 +1,7 @@
 """Stein variational evolution strategies: several search distributions ("particles") coupled
 by an SVGD kernel on their means (Braun, Lange & Toussaint, 2024, "Stein Variational
-Evolution Strategies"), the base of :class:`~evolax.algorithms.sv_cma_es.SVCMAES` and
-:class:`~evolax.algorithms.sv_open_es.SVOpenES`.
+Evolution Strategies"), the base of :class:`~evolax.algorithms.cma.sv_cma_es.SVCMAES` and
+:class:`~evolax.algorithms.es.sv_open_es.SVOpenES`.
 
 Particle ``i`` is one evolution strategy (its state has a leading particle axis) with mean
 ``m_i``. An RBF kernel ``k(x, y) = exp(-|x - y|^2 / (2 h^2))`` couples the means as in SVGD
@@ -19,7 +19,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
-from jaxtyping import Array, Float
+from jaxtyping import Array, Bool, Float
 
 from evolax.algorithms.base import HIGHEST, DistributionAlgorithm, S, State, normal
 from evolax.types import Metrics, Params
@@ -149,13 +149,38 @@ class SteinES(DistributionAlgorithm[S]):
         x, _ = jax.vmap(self.particle_strategy._ask)(keys, self.particles(state))
         return x.reshape(self.pop_size, x.shape[-1]), state
 
+    def _repulsion(self, state: S) -> Float[Array, "n dim"]:
+        """The means' displacement by SVGD's repulsive force, ``alpha`` times
+        :func:`repulsion`, ``[n, D]``."""
+        return self.alpha * repulsion(state.mean, self.kernel_std)  # type: ignore[attr-defined]
+
+    def _by_particle(
+        self, x: Float[Array, "pop dim"], fitness: Float[Array, " pop"]
+    ) -> tuple[Float[Array, "n lam dim"], Float[Array, "n lam"]]:
+        """The population and its fitness split by particle (the layout of :meth:`_ask`)."""
+        shape = (self.n_particles, self.particle_pop_size)
+        return x.reshape(*shape, x.shape[-1]), fitness.reshape(shape)
+
+    def _alive(self, fitness: Float[Array, " pop"]) -> Bool[Array, " n"]:
+        """Whether each particle has a sample with a finite fitness (the others skip the
+        generation), ``[n]``."""
+        by_particle = fitness.reshape(self.n_particles, self.particle_pop_size)
+        return jnp.any(by_particle > -jnp.inf, axis=1)
+
     def _update(
-        self, state: S, told: Any, fitness: Float[Array, " pop"], metrics: Metrics
+        self,
+        state: S,
+        told: Any,
+        fitness: Float[Array, " pop"],
+        metrics: Metrics,
+        force: Float[Array, "n dim"],
     ) -> tuple[S, Metrics]:
         """The new state from the particles' ``told`` states (their skipped ones kept as in
-        ``state``) and the metrics averaged over the particles."""
+        ``state``) and the metrics averaged over the particles, the norm of the repulsive
+        ``force`` (:meth:`_repulsion`) on each among them."""
+        metrics = {**metrics, "repulsion_norm": jnp.linalg.norm(force, axis=1)}
         by_particle = fitness.reshape(self.n_particles, self.particle_pop_size)
-        alive = jnp.any(by_particle > -jnp.inf, axis=1)
+        alive = self._alive(fitness)
 
         def keep_failed(new, old):
             return jnp.where(alive.reshape(alive.shape + (1,) * (jnp.ndim(new) - 1)), new, old)

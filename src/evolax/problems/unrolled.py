@@ -4,8 +4,8 @@ whose loss is accrued along the way and which are optimised in truncations.
 A problem has an inner state, ``init_state()``, and ``unroll(theta, state, n_steps) -> (loss,
 new_state)``, which runs ``n_steps`` steps with ``theta`` and returns the loss summed over
 them, so a full unroll's loss is the sum of its truncations' losses whatever their length.
-:class:`~evolax.algorithms.persistent_es.PersistentES` and
-:class:`~evolax.algorithms.noise_reuse_es.NoiseReuseES` optimise such problems without bias
+:class:`~evolax.algorithms.es.persistent_es.PersistentES` and
+:class:`~evolax.algorithms.es.noise_reuse_es.NoiseReuseES` optimise such problems without bias
 from truncations of a few steps each.
 """
 

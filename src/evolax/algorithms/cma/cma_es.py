@@ -1,0 +1,157 @@
+"""CMA-ES: covariance matrix adaptation (Hansen, 2016, "The CMA Evolution Strategy: A Tutorial"),
+with pycma 4's defaults."""
+
+from __future__ import annotations
+
+import chex
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, Int
+
+from evolax.algorithms.base import HIGHEST
+from evolax.algorithms.cma.cma_family import (
+    CMAFamily,
+    CMAParameters,
+    CMAState,
+    cma_parameters,
+    default_pop_size,
+    eigen_interval,
+)
+from evolax.algorithms.unbatched import one_at_a_time
+from evolax.validation import check_positive_int
+
+__all__ = ["CMAES", "CMAESState", "decompose", "default_pop_size", "eigen_interval"]
+
+
+@chex.dataclass(frozen=True, kw_only=True)
+class CMAESState(CMAState):
+    """CMA-ES state: the family's fields plus the full covariance and its decomposition.
+
+    Attributes:
+        cov: the covariance matrix ``C``, ``[D, D]``, symmetric.
+        eigvecs: ``B``, the eigenvectors of ``C`` at the last decomposition (columns).
+        eigvals_sqrt: ``D``, square roots of its eigenvalues (clipped positive), ``[D]``.
+        eigen_generation: the generation of the last eigendecomposition.
+    """
+
+    cov: Float[Array, "dim dim"]
+    eigvecs: Float[Array, "dim dim"]
+    eigvals_sqrt: Float[Array, " dim"]
+    eigen_generation: Int[Array, ""]
+
+
+def decompose(cov: Float[Array, "dim dim"]) -> tuple[Float[Array, "dim dim"], Float[Array, " dim"]]:
+    """``B, D`` with ``C = B diag(D^2) B^T``; eigenvalues are clipped to at least the largest
+    times the dtype's machine epsilon (``2^-23`` in float32).
+
+    ``eigh`` resolves eigenvalues only to about ``eps * max``; smaller ones are rounding noise,
+    can be zero or negative, and ``C^{-1/2}`` built from them turns the next step into garbage
+    (``std`` then overflows). Clipped, ``cond(C) <= 1 / eps`` and whitening stays accurate;
+    ConditionCov fires at that limit.
+    """
+    eigvals, eigvecs = jnp.linalg.eigh(cov)
+    floor = jnp.maximum(jnp.max(eigvals) * jnp.finfo(cov.dtype).eps, jnp.finfo(cov.dtype).tiny)
+    return eigvecs, jnp.sqrt(jnp.maximum(eigvals, floor))
+
+
+@one_at_a_time  # vmapped (over seeds, say), the decomposition stays lazy and unbatched
+def _decompose_if(due, cov, eigvecs, eigvals_sqrt):
+    """``decompose(cov)`` when ``due``, else the last ``eigvecs, eigvals_sqrt``."""
+    return jax.lax.cond(due, decompose, lambda _: (eigvecs, eigvals_sqrt), cov)
+
+
+class CMAES(CMAFamily[CMAESState]):
+    """CMA-ES with active covariance update (Hansen, 2016, appendix A), with the default
+    parameters, ``h_sigma`` and step-size cap of pycma 4 (see
+    :func:`~evolax.algorithms.cma.cma_family.cma_parameters`): told the same samples, its state
+    follows pycma's ``CMAEvolutionStrategy`` to about 1e-10 in float64.
+
+    Samples ``x_k = mean + std B D z_k``. On top of the family's mean, paths and step size
+    (:class:`~evolax.algorithms.cma.cma_family.CMAFamily`), ``C`` gets the rank-one and active
+    rank-mu updates (eq. 46-47, pycma's ``GaussFullSampler.update``: the negative weights
+    rescaled by ``n / |C^{-1/2} y_i|^2`` with the last ``B, D``); ``B`` and ``D`` are
+    recomputed by ``eigh`` only every :func:`~evolax.algorithms.cma.cma_family.eigen_interval`
+    generations (appendix B.2), so ``tell`` costs ``O(lambda n^2)`` amortised; eigenvalues
+    are clipped to at least ``eps`` times the largest (see :func:`decompose`).
+
+    Args:
+        pop_size: ``lambda``, at least 2 (the tutorial's default is :func:`default_pop_size`).
+        init_std: the initial step size ``sigma_0``, positive.
+        active: negative weights for the worse half (eq. 53); ``False`` gives zero weights.
+        tol_x: TolX of ``should_stop``; ``None`` means ``1e-12 * init_std``.
+        tol_fun: TolFun of ``should_stop`` (the tutorial's ``1e-12``).
+        tol_condition: ``should_stop`` fires when ``cond(C)`` exceeds this (``1e14``, as
+            pycma in float64; float32 resolves no more than about 4e6, see :func:`decompose`).
+        eigen_interval: generations between eigendecompositions; ``None`` for pycma's
+            :func:`~evolax.algorithms.cma.cma_family.eigen_interval`.
+    """
+
+    pop_size: int = eqx.field(static=True)
+    init_std: float = 1.0
+    active: bool = eqx.field(static=True, default=True)
+    tol_x: float | None = None
+    tol_fun: float = 1e-12
+    tol_condition: float = 1e14
+    eigen_interval: int | None = eqx.field(static=True, default=None)
+
+    def __check_init__(self):
+        if self.eigen_interval is not None:
+            check_positive_int("eigen_interval", self.eigen_interval)
+
+    def parameters(self, dim: int) -> CMAParameters:
+        """pycma's default strategy parameters for dimension ``dim``."""
+        return cma_parameters(dim, self.pop_size, self.active)
+
+    def _init(self, key, x0):
+        del key
+        eye = jnp.eye(x0.shape[0], dtype=x0.dtype)
+        return CMAESState(
+            **self._init_paths(x0),
+            cov=eye,
+            eigvecs=eye,
+            eigvals_sqrt=jnp.ones_like(x0),
+            eigen_generation=jnp.asarray(0, jnp.int32),
+        )
+
+    def _sample(self, state, z):
+        return jnp.dot(z * state.eigvals_sqrt[None], state.eigvecs.T, precision=HIGHEST)
+
+    def _inverse_sqrt(self, state, v):  # B D^{-1} B^T v
+        along = jnp.dot(v, state.eigvecs, precision=HIGHEST) / state.eigvals_sqrt
+        return jnp.dot(state.eigvecs, along, precision=HIGHEST)
+
+    def _covariance(self, state, p, y, weights, p_c, h_sigma, generation):
+        dim = state.mean.shape[0]
+        # eq. 46-47: w_i° rescales the negative weights by n / |C^{-1/2} y_i|^2, where
+        # |C^{-1/2} y_i| = |D^{-1} B^T y_i|
+        z = jnp.dot(y, state.eigvecs, precision=HIGHEST) / state.eigvals_sqrt[None]
+        sq_norms = jnp.sum(z**2, axis=1)
+        circ = jnp.where(weights >= 0, weights, weights * dim / jnp.maximum(sq_norms, 1e-30))
+        delta_h = (1 - h_sigma) * p.c_c * (2 - p.c_c)
+        decay = 1 + p.c1 * delta_h - p.c1 - p.c_mu * float(p.weights.sum())
+        rank_mu = jnp.dot(y.T * circ[None], y, precision=HIGHEST)
+        cov = decay * state.cov + p.c1 * jnp.outer(p_c, p_c) + p.c_mu * rank_mu
+        cov = 0.5 * (cov + cov.T)
+        interval = self.eigen_interval or eigen_interval(dim, self.pop_size)
+        due = generation - state.eigen_generation >= interval
+        eigvecs, eigvals_sqrt = _decompose_if(due, cov, state.eigvecs, state.eigvals_sqrt)
+        return dict(
+            cov=cov,
+            eigvecs=eigvecs,
+            eigvals_sqrt=eigvals_sqrt,
+            eigen_generation=jnp.where(due, generation, state.eigen_generation),
+        )
+
+    def _axis_lengths(self, state):
+        return state.eigvals_sqrt
+
+    def _diagonal(self, state):
+        return jnp.diagonal(state.cov)
+
+    def _no_effect_axis(self, state):
+        axes = 0.1 * state.std * state.eigvals_sqrt[None] * state.eigvecs  # columns: axes
+        return jnp.any(jnp.all(state.mean[:, None] + axes == state.mean[:, None], axis=0))
+
+    def _condition_limit(self, state):
+        return jnp.minimum(self.tol_condition, 0.5 / float(jnp.finfo(state.cov.dtype).eps))

@@ -1,0 +1,311 @@
+"""Restart strategies for CMA-ES: IPOP (Auger & Hansen, 2005) and BIPOP (Hansen, 2009).
+
+A restart changes the population size, a static shape, so these are host-side drivers over
+jitted segments: each run is one compiled ``lax.while_loop`` of ask / evaluate / tell that ends
+when the algorithm's ``should_stop`` fires, its evaluation budget is spent or the target fitness
+is reached. Segments are compiled once per (algorithm configuration, population size,
+``fitness_fn``): numeric hyperparameters such as ``init_std`` are traced, so BIPOP's random
+initial step sizes do not recompile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.flatten_util import ravel_pytree
+
+from evolax.algorithms.base import Algorithm
+from evolax.algorithms.cma.cma_family import default_pop_size
+from evolax.types import Params, Population, PRNGKey
+from evolax.validation import check_non_negative_int, check_positive, check_positive_int
+
+AlgorithmFactory = Callable[[int, float], Algorithm]
+"""``factory(pop_size, init_std) -> Algorithm`` with a ``should_stop(state)`` method; the
+classes :class:`~evolax.algorithms.cma.cma_es.CMAES` and
+:class:`~evolax.algorithms.cma.sep_cma_es.SepCMAES` are factories themselves."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RestartRecord:
+    """One run of a restart strategy.
+
+    Attributes:
+        regime: ``"ipop"``, or for BIPOP ``"large"`` (the first run and the doubling regime)
+            or ``"small"``.
+        pop_size: its population size.
+        init_std: its initial step size.
+        budget: the evaluations it was allowed.
+        evaluations: the evaluations it used.
+        generations: its number of generations.
+        best_fitness: the best fitness it evaluated.
+        stop_reasons: the termination criteria that fired, plus ``"budget"`` or
+            ``"target"`` when those ended it.
+    """
+
+    regime: str
+    pop_size: int
+    init_std: float
+    budget: int
+    evaluations: int
+    generations: int
+    best_fitness: float
+    stop_reasons: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class RestartResult:
+    """Outcome of :func:`ipop` or :func:`bipop`.
+
+    Attributes:
+        best_solution: the best genome evaluated over all runs.
+        best_fitness: its fitness.
+        evaluations: evaluations used in total.
+        restarts: one :class:`RestartRecord` per run, in order.
+    """
+
+    best_solution: Params
+    best_fitness: float
+    evaluations: int
+    restarts: list[RestartRecord]
+
+
+def _as_traced(algorithm: Algorithm) -> Algorithm:
+    """Turn the module's Python-float fields into arrays, so they are traced, not static."""
+    return jax.tree.map(
+        lambda v: jnp.asarray(v, jnp.float32) if isinstance(v, float) else v, algorithm
+    )
+
+
+@eqx.filter_jit
+def _run_segment(
+    algorithm: Algorithm,
+    fitness_fn: Callable[[Population], Any],
+    x0: Params,
+    key: PRNGKey,
+    budget: jax.Array,
+    target: jax.Array,
+):
+    """One run: ask / evaluate / tell until ``should_stop``, the budget or the target."""
+    pop_size = algorithm.pop_size
+    init_key, key = jax.random.split(key)
+    state = algorithm.init(init_key, x0)
+
+    def cond(carry):
+        state, _, evals = carry
+        return (
+            ~algorithm.should_stop(state)  # type: ignore[attr-defined]
+            & (evals + pop_size <= budget)
+            & (state.best_fitness < target)
+        )
+
+    def body(carry):
+        state, key, evals = carry
+        key, ask_key, tell_key = jax.random.split(key, 3)
+        population, state = algorithm.ask(ask_key, state)
+        fitness = jnp.asarray(fitness_fn(population))
+        if fitness.shape != (pop_size,):
+            raise ValueError(
+                f"fitness_fn must return shape (pop_size,) = ({pop_size},), got {fitness.shape}"
+            )
+        state, _ = algorithm.tell(tell_key, state, population, fitness)
+        return state, key, evals + pop_size
+
+    state, _, evals = jax.lax.while_loop(cond, body, (state, key, jnp.asarray(0, jnp.int32)))
+    criteria = algorithm.termination_criteria(state)  # type: ignore[attr-defined]
+    return state.best_genome, state.best_fitness, evals, state.generation, criteria
+
+
+class _Runner:
+    """Shared bookkeeping of the restart drivers."""
+
+    def __init__(self, algorithm, fitness_fn, x0, max_evals, target_fitness):
+        if not callable(algorithm):
+            raise ValueError(
+                "algorithm must be a factory (pop_size, init_std) -> Algorithm, such as CMAES, "
+                f"got {algorithm!r}"
+            )
+        if not callable(fitness_fn):
+            raise ValueError(f"fitness_fn must be callable, got {fitness_fn!r}")
+        check_positive_int("max_evals", max_evals)
+        self.factory, self.fitness_fn, self.x0 = algorithm, fitness_fn, x0
+        self.max_evals = max_evals
+        self.target = math.inf if target_fitness is None else float(target_fitness)
+        self.evaluations = 0
+        self.best_x: Params = None
+        self.best_f = -math.inf
+        self.records: list[RestartRecord] = []
+
+    def dim(self, key: PRNGKey) -> int:
+        x0 = self.x0(key) if callable(self.x0) else self.x0
+        return ravel_pytree(x0)[0].shape[0]
+
+    @property
+    def done(self) -> bool:
+        return self.evaluations >= self.max_evals or self.best_f >= self.target
+
+    def run(self, key: PRNGKey, regime: str, pop_size: int, init_std: float, budget: int):
+        """Run one restart; returns its evaluations (0 if the budget allows no generation)."""
+        budget = min(int(budget), self.max_evals - self.evaluations)
+        if budget < pop_size:
+            return 0
+        algorithm = self.factory(pop_size, init_std)
+        if not hasattr(algorithm, "should_stop") or not hasattr(algorithm, "termination_criteria"):
+            raise ValueError(
+                f"{type(algorithm).__name__} has no should_stop / termination_criteria; "
+                "restarts need CMAES, SepCMAES or an algorithm with those methods"
+            )
+        x0_key, run_key = jax.random.split(key)
+        x0 = self.x0(x0_key) if callable(self.x0) else self.x0
+        best_x, best_f, evals, generations, criteria = jax.device_get(
+            _run_segment(
+                _as_traced(algorithm),
+                self.fitness_fn,
+                x0,
+                run_key,
+                jnp.asarray(budget, jnp.int32),
+                jnp.asarray(self.target, jnp.float32),
+            )
+        )
+        evals, best_f = int(evals), float(best_f)
+        reasons = tuple(name for name, fired in criteria.items() if bool(fired))
+        if evals + pop_size > budget:
+            reasons += ("budget",)
+        if best_f >= self.target:
+            reasons += ("target",)
+        self.records.append(
+            RestartRecord(
+                regime=regime,
+                pop_size=pop_size,
+                init_std=float(init_std),
+                budget=budget,
+                evaluations=evals,
+                generations=int(generations),
+                best_fitness=best_f,
+                stop_reasons=reasons,
+            )
+        )
+        self.evaluations += evals
+        if best_f > self.best_f or self.best_x is None:
+            self.best_x, self.best_f = best_x, best_f
+        return evals
+
+    def result(self) -> RestartResult:
+        return RestartResult(
+            best_solution=self.best_x,
+            best_fitness=self.best_f,
+            evaluations=self.evaluations,
+            restarts=self.records,
+        )
+
+
+def _check_common(init_std, increase_factor, max_restarts, pop_size):
+    check_positive("init_std", init_std)
+    if not increase_factor > 1:
+        raise ValueError(f"increase_factor must be greater than 1, got {increase_factor!r}")
+    if max_restarts is not None:
+        check_non_negative_int("max_restarts", max_restarts)
+    if pop_size is not None:
+        check_positive_int("pop_size", pop_size)
+
+
+def ipop(
+    algorithm: AlgorithmFactory,
+    fitness_fn: Callable[[Population], Any],
+    x0: Params | Callable[[PRNGKey], Params],
+    key: PRNGKey,
+    max_evals: int,
+    *,
+    pop_size: int | None = None,
+    init_std: float = 1.0,
+    increase_factor: float = 2.0,
+    max_restarts: int | None = None,
+    target_fitness: float | None = None,
+) -> RestartResult:
+    """IPOP-CMA-ES (Auger & Hansen, 2005, "A Restart CMA Evolution Strategy With Increasing
+    Population Size"): run until a termination criterion fires, then restart with the
+    population multiplied by ``increase_factor`` (2 in the paper) and the same ``init_std``.
+
+    Args:
+        algorithm: ``factory(pop_size, init_std) -> Algorithm`` (e.g. ``CMAES``).
+        fitness_fn: maps a population (``x0``'s pytree with a leading pop axis; ``f32[pop, D]``
+            for a flat ``x0``) to ``f32[pop]``, maximised; it is traced once per population size.
+        x0: the initial mean, or ``x0(key) -> mean`` to draw a new one for every run (the paper
+            draws it uniformly in the search region).
+        key: PRNG key.
+        max_evals: total evaluation budget.
+        pop_size: population of the first run; ``None`` for :func:`default_pop_size`.
+        init_std: initial step size of every run.
+        increase_factor: population multiplier per restart, above 1.
+        max_restarts: at most this many restarts after the first run (``None``: until the
+            budget is spent).
+        target_fitness: stop once a fitness ``>= target_fitness`` is evaluated.
+    """
+    _check_common(init_std, increase_factor, max_restarts, pop_size)
+    runner = _Runner(algorithm, fitness_fn, x0, max_evals, target_fitness)
+    key, dim_key = jax.random.split(key)
+    lam = pop_size or default_pop_size(runner.dim(dim_key))
+    restart = 0
+    while not runner.done and (max_restarts is None or restart <= max_restarts):
+        key, run_key = jax.random.split(key)
+        if runner.run(run_key, "ipop", lam, init_std, runner.max_evals) == 0:
+            break
+        lam, restart = int(lam * increase_factor + 0.5), restart + 1
+    return runner.result()
+
+
+def bipop(
+    algorithm: AlgorithmFactory,
+    fitness_fn: Callable[[Population], Any],
+    x0: Params | Callable[[PRNGKey], Params],
+    key: PRNGKey,
+    max_evals: int,
+    *,
+    pop_size: int | None = None,
+    init_std: float = 1.0,
+    increase_factor: float = 2.0,
+    max_restarts: int | None = None,
+    target_fitness: float | None = None,
+) -> RestartResult:
+    """BIPOP-CMA-ES (Hansen, 2009, "Benchmarking a BI-Population CMA-ES on the BBOB-2009
+    Function Testbed"): after a first run with the default population ``lambda_def``, restarts
+    alternate between two regimes, choosing the one that has used fewer evaluations so far.
+
+    - large: ``lambda = lambda_def * 2^i`` at its ``i``-th restart, step size ``init_std``
+      (IPOP); the first run counts as the large regime's ``i = 0``.
+    - small: ``lambda = floor(lambda_def (lambda_l / lambda_def)^(u1^2))`` with ``lambda_l``
+      the latest large population (the paper's ``lambda_l / 2`` of the next one), step size
+      ``init_std * 10^(-2 u2)``, ``u1, u2 ~ U[0, 1]``, and a budget of half the evaluations
+      of the large regime so far (as in pycma).
+
+    Args: as :func:`ipop`; ``pop_size`` is ``lambda_def`` and ``max_restarts`` counts restarts
+    of both regimes.
+    """
+    _check_common(init_std, increase_factor, max_restarts, pop_size)
+    runner = _Runner(algorithm, fitness_fn, x0, max_evals, target_fitness)
+    key, dim_key = jax.random.split(key)
+    lam_def = pop_size or default_pop_size(runner.dim(dim_key))
+    large_runs, large_evals, small_evals, restart = 0, 0, 0, 0
+    lam_large = lam_def
+    while not runner.done and (max_restarts is None or restart <= max_restarts):
+        key, run_key, draw_key = jax.random.split(key, 3)
+        if restart == 0 or small_evals >= large_evals:
+            lam_large = int(lam_def * increase_factor**large_runs + 0.5)
+            evals = runner.run(run_key, "large", lam_large, init_std, runner.max_evals)
+            large_runs, large_evals = large_runs + 1, large_evals + evals
+        else:
+            u1, u2 = np.asarray(jax.random.uniform(draw_key, (2,)), np.float64)
+            lam = max(2, int(lam_def * (lam_large / lam_def) ** (u1**2)))
+            std = init_std * 10 ** (-2 * u2)
+            evals = runner.run(run_key, "small", lam, std, max(lam, large_evals // 2))
+            small_evals += evals
+        if evals == 0:
+            break
+        restart += 1
+    return runner.result()

@@ -1,0 +1,114 @@
+"""Low-rank evolution strategies: EGGROLL's perturbations, drawn from seeds inside the forward
+pass."""
+
+from __future__ import annotations
+
+import chex
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import optax
+
+from evolax.algorithms.base import GradientES, GradientESState, decayed_std
+from evolax.algorithms.es.common import check_open_es_settings, noise_weights
+from evolax.algorithms.shaping import Shaping, centered_rank
+from evolax.seeded import is_seeded, noise_sums
+from evolax.validation import check_positive_int
+
+
+@chex.dataclass(frozen=True, kw_only=True)
+class LowRankESState(GradientESState):
+    """LowRankES state: the ``mean`` (a pytree like the genome), the isotropic ``std``
+    (``[]``) and the optimizer's state."""
+
+
+class LowRankES(GradientES[LowRankESState]):
+    """EGGROLL (Sarkar et al., 2025, "Evolution Strategies at the Hyperscale",
+    arXiv:2511.16652): OpenAI-ES whose members perturb every matrix of the genome by a
+    rank-``r`` product and exist only as seeds.
+
+    Member ``i`` perturbs each matrix leaf ``W`` (``[m, n]``; a leaf of more axes is a
+    matrix over all but its last) by ``std * a_i b_i^T / sqrt(r)`` with ``a_i ~ N(0, I_{m x
+    r})`` and ``b_i ~ N(0, I_{n x r})``, and each vector leaf by full-rank noise ``std *
+    eps_i``, all drawn from ``fold_in(key, i)`` (:mod:`evolax.seeded`; antithetic pairs by
+    default, ``[mean + std E_1..n, mean - std E_1..n]``). :meth:`ask` returns the population
+    as seeds (``O(pop)`` numbers besides the shared mean); the rollout draws the factors of
+    the members it evaluates, and the policy applies them inside its forward pass (``x @ W
+    + std (x @ a) b^T / sqrt(r)``: :class:`~evolax.seeded.LowRank`). The update is OpenES's,
+    ``g = sum_i u_i E_i / (pop_size * std)`` over the perturbations' directions ``E_i``,
+    summed as ``A^T diag(u) B`` per matrix from the factors redrawn from the same seeds: no
+    ``[pop, m, n]`` array, and nothing population-sized but the fitness, is ever formed or
+    crosses devices. The directions have the identity covariance of OpenES's Gaussian
+    steps, so on a quadratic the estimate's mean is the gradient at any rank; EGGROLL shows
+    the estimate converges to the full-rank one at ``O(1/r)`` in general.
+
+    ``rank = 0`` perturbs every leaf at full rank: OpenES's population held as seeds, in
+    ``O(D)`` memory instead of ``O(pop D)``. The mean is kept as the genome's pytree
+    (:attr:`~evolax.algorithms.Algorithm.pytree_genome`): joining 1e8 parameters into one
+    vector costs seconds on a CPU.
+
+    Deviations from the paper: the utilities are any of evolax's shapings (centred ranks by
+    default, as OpenES); a shaping that reads the population (``weight_decay``) is refused
+    (decay the weights in the optimizer instead, ``optax.adamw``).
+
+    Args:
+        pop_size: number of members (even when ``antithetic``).
+        rank: the perturbations' rank ``r`` (``0``: full-rank members held as seeds).
+        optimizer: optax transformation for the mean (default ``optax.adam(0.01)``).
+        init_std: the noise scale, positive.
+        std_decay: factor applied to ``std`` after each update, in ``(0, 1]``.
+        std_min: floor of ``std``, ``>= 0``.
+        antithetic: sample mirrored pairs.
+        fitness_shaping: ``(fitness, None) -> utilities`` (:mod:`evolax.algorithms.shaping`).
+        update_block: members whose noise the update draws at once (``None``: all; it must
+            divide the ``pop_size`` draws, or half of them when ``antithetic``): bounds the
+            update's memory at full rank.
+    """
+
+    pytree_genome = True
+    pop_size: int = eqx.field(static=True)
+    rank: int = eqx.field(static=True, default=1)
+    optimizer: optax.GradientTransformation = eqx.field(
+        static=True, default_factory=lambda: optax.adam(0.01)
+    )
+    init_std: float = 0.1
+    std_decay: float = 1.0
+    std_min: float = 0.0
+    antithetic: bool = eqx.field(static=True, default=True)
+    fitness_shaping: Shaping = eqx.field(static=True, default=centered_rank)
+    update_block: int | None = eqx.field(static=True, default=None)
+
+    def __check_init__(self):
+        check_open_es_settings(self)
+        if not (isinstance(self.rank, int) and self.rank >= 0):
+            raise ValueError(f"rank must be a non-negative integer, got {self.rank!r}")
+        if self.update_block is not None:
+            check_positive_int("update_block", self.update_block)
+            n = self.pop_size // 2 if self.antithetic else self.pop_size
+            if n % self.update_block:
+                raise ValueError(
+                    f"update_block must divide the {n} noise draws of a generation, got "
+                    f"{self.update_block}"
+                )
+
+    def _init(self, key, x0):
+        del key
+        dtype = jax.tree.leaves(x0)[0].dtype
+        return LowRankESState(**self._start(x0, jnp.asarray(self.init_std, dtype)))
+
+    def _ask(self, key, state):
+        """The population as seeds: a :class:`~evolax.seeded.Seeded` node."""
+        return self._ask_seeds(key, state, self.rank, self.antithetic)
+
+    def _tell(self, key, state, population, fitness):
+        if not is_seeded(population):
+            raise ValueError(
+                "LowRankES.tell needs the population its ask returned (held as seeds), got "
+                f"a {type(population).__name__}"
+            )
+        weights = noise_weights(self.fitness_shaping(fitness, None), self.antithetic)
+        total, _ = noise_sums(population, weights, block=self.update_block)
+        grad = jax.tree.map(lambda g: g / (self.pop_size * state.std), total)
+        std = decayed_std(state.std, self.std_decay, self.std_min)
+        new_state = state.replace(std=std, **self._ascend(state, grad))
+        return new_state, {"std": std, "grad_norm": optax.tree.norm(grad)}
