@@ -32,6 +32,7 @@ LAYERS: list[list[str]] = [
         "evolax.qd",
         "evolax.schema",
         "evolax.seeded",
+        "evolax.population",
         "evolax.neat",
         "evolax.host",
     ],

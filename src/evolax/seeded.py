@@ -6,7 +6,7 @@ An evolution strategy's member ``i`` is ``mean + std * eps_i``. Storing the popu
 :class:`Seeded` node instead: the mean genome and the generation's key, shared by every member
 (:class:`Shared`: no population axis), and one integer per member, its global index. The
 noise ``eps_i`` is drawn from ``fold_in(key, index)`` where and when it is needed: by the
-rollout for the members it evaluates (:func:`materialize`, group by group), and by the
+rollout for the members it evaluates (:meth:`Seeded.materialize`, group by group), and by the
 algorithm's update. Only fitness scalars ever need to cross devices.
 
 A matrix leaf of rank ``r > 0`` is perturbed by ``std * a_i b_i^T / sqrt(r)`` with ``a_i``
@@ -30,55 +30,16 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int, PyTree
 
+from evolax.population import (
+    Members,
+    Shared,
+    materialize,
+    pop_axes,
+    unshare,
+)
 from evolax.types import Population, PRNGKey
 
 HIGHEST = jax.lax.Precision.HIGHEST
-
-
-class Shared(eqx.Module):
-    """A part of a population common to every member: it has no leading population axis
-    (the rollout maps over members with ``in_axes=None`` for it, and shards it replicated)."""
-
-    value: PyTree
-
-
-def is_shared(node: object) -> bool:
-    """Whether ``node`` is a :class:`Shared` part."""
-    return isinstance(node, Shared)
-
-
-def unshare(node: Any) -> Any:
-    """The value of a :class:`Shared` part; anything else unchanged."""
-    return node.value if isinstance(node, Shared) else node
-
-
-def has_shared(population: Population) -> bool:
-    """Whether ``population`` has shared parts (is held as seeds)."""
-    return any(is_shared(x) for x in jax.tree.leaves(population, is_leaf=is_shared))
-
-
-def pop_axes(population: Population) -> PyTree:
-    """The ``vmap`` axes of ``population``'s members: ``None`` for its shared parts, ``0``
-    elsewhere (a prefix of its pytree)."""
-    return per_part(population, None, 0)
-
-
-def per_part(population: Population, shared: Any, batched: Any) -> PyTree:
-    """A prefix of ``population``'s pytree holding ``shared`` at its shared parts and
-    ``batched`` at its other leaves (``vmap`` axes, sharding specs)."""
-    return jax.tree.map(
-        lambda x: shared if is_shared(x) else batched, population, is_leaf=is_shared
-    )
-
-
-def map_batched(fn: Callable[[Array], Array], population: Population) -> Population:
-    """``fn`` applied to every leaf with a population axis; shared parts kept as they are."""
-    return jax.tree.map(lambda x: x if is_shared(x) else fn(x), population, is_leaf=is_shared)
-
-
-def batched_leaves(population: Population) -> list[Any]:
-    """The leaves of ``population`` that have a leading population axis."""
-    return [x for x in jax.tree.leaves(population, is_leaf=is_shared) if not is_shared(x)]
 
 
 class LowRank(eqx.Module):
@@ -134,7 +95,7 @@ def dense(x: Any) -> Array:
     return x.dense() if isinstance(x, LowRank) else x
 
 
-class Seeded(eqx.Module):
+class Seeded(Members):
     """A population held as seeds: ``pop`` members around a shared mean genome.
 
     Member ``i`` (its global ``index``) draws all its noise in one call, from
@@ -179,6 +140,14 @@ class Seeded(eqx.Module):
         """Numbers a member draws."""
         start, shape = self.slices()[-1]
         return start + math.prod(shape)
+
+    def materialize(self) -> PyTree:
+        """Drawn for the members it holds: the genome's pytree with leaves ``[pop, *shape]``
+        at full rank and :class:`LowRank` views with ``[pop, ...]`` factors at low rank
+        (their ``W`` shared)."""
+        lead = self.index.shape  # [pop], or [teams, agents] for a multi-agent rollout
+        eps, sign = jax.vmap(noise, in_axes=(None, 0))(self, self.index.ravel())
+        return _leaves(self, eps.reshape(*lead, -1), sign.reshape(lead))
 
 
 def seeded_population(
@@ -248,17 +217,6 @@ def std_leaves(population: Seeded) -> list[Array]:
 def member(population: Seeded, index: Int[Array, ""]) -> PyTree:
     """Member ``index``: the genome's pytree of arrays and :class:`LowRank` views."""
     return _leaves(population, *noise(population, index))
-
-
-def materialize(population: Population) -> Population:
-    """A :class:`Seeded` population drawn for the members it holds: the genome's pytree
-    with leaves ``[pop, *shape]`` at full rank and :class:`LowRank` views with ``[pop, ...]``
-    factors at low rank (their ``W`` shared); any other population as it is."""
-    if not is_seeded(population):
-        return population
-    lead = population.index.shape  # [pop], or [teams, agents] for a multi-agent rollout
-    eps, sign = jax.vmap(noise, in_axes=(None, 0))(population, population.index.ravel())
-    return _leaves(population, eps.reshape(*lead, -1), sign.reshape(lead))
 
 
 def noise_sums(

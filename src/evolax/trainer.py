@@ -19,10 +19,10 @@ from evolax.layout import Layout
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
+from evolax.population import has_shared
 from evolax.rollout import EvalInfo
 from evolax.rollout.sharded import evaluate_on, mesh_split
 from evolax.rollout.teams import agents_per_unit
-from evolax.seeded import has_shared
 from evolax.sharding import POP_AXIS, default_mesh, even_split, population_mesh
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Metrics, PRNGKey

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Iterable
-from typing import cast
 
 import numpy as np
 
@@ -96,12 +95,7 @@ def check_in_interval(
 
 def population_size(population: object) -> int:
     """The leading axis shared by every leaf of a population pytree (but its shared parts,
-    :class:`evolax.seeded.Shared`); raise if they disagree."""
-    from evolax.seeded import batched_leaves
+    :class:`evolax.population.Shared`); raise if they disagree (:func:`evolax.population.size`)."""
+    from evolax.population import size
 
-    sizes = {np.shape(leaf)[0] if np.ndim(leaf) else None for leaf in batched_leaves(population)}
-    if len(sizes) != 1 or None in sizes:
-        raise ValueError(
-            f"population leaves must share one leading pop axis, got leading sizes {sizes}"
-        )
-    return cast(int, sizes.pop())
+    return size(population)

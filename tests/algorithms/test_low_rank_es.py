@@ -13,7 +13,8 @@ from jax.flatten_util import ravel_pytree
 
 from evolax import MLP, CartPoleSwingUp, Trainer
 from evolax.algorithms import LowRankES, OpenES, raw
-from evolax.seeded import dense, densify, map_batched, materialize, member, pop_axes
+from evolax.population import map_batched, materialize, pop_axes
+from evolax.seeded import dense, densify, member
 
 GENOME = [{"w": jnp.ones((6, 5)), "b": jnp.zeros(5)}, {"w": jnp.ones((5, 3)), "b": jnp.zeros(3)}]
 

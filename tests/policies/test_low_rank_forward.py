@@ -8,7 +8,8 @@ import pytest
 
 from evolax import MLP, ConvNet, Seq2Seq, Transformer
 from evolax.algorithms import LowRankES
-from evolax.seeded import densify, materialize, pop_axes
+from evolax.population import materialize, pop_axes
+from evolax.seeded import densify
 
 CASES = {
     "mlp": (MLP(hidden_sizes=(8, 8)), (5,), (3,)),

@@ -32,8 +32,6 @@ from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import Shaping
-from evolax.neat.genome import Genome
-from evolax.seeded import Seeded, dense, is_low_rank, is_seeded, member, seeded_population
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import (
     check_in_interval,
@@ -117,9 +115,10 @@ class Algorithm(eqx.Module, Generic[S]):
     the population as ``ask`` does and ``_tell`` gets it as ``tell`` does, and a
     distribution's ``mean`` is a pytree like ``x0``. (At 1e8 parameters, joining the leaves
     into a flat vector costs seconds on a CPU.)"""
-    neat_genome: ClassVar[bool] = False
-    """Whether the algorithm evolves :class:`evolax.neat.Genome` genomes (nodes and
-    connections; others refuse them at ``init``)."""
+    genome_kind: ClassVar[str] = "real"
+    """The genomes the algorithm evolves: ``"real"`` vectors (any pytree of arrays), or a
+    structured kind that a genome names with its own ``genome_kind`` (and says what evolves
+    it with ``evolved_by``); a real-vector algorithm's ``init`` refuses other kinds."""
     extra_inputs: ClassVar[tuple[str, ...]] = ()
     """The names of the extra keyword arguments ``tell`` needs besides the fitness, e.g.
     ``("descriptors",)`` for quality diversity; the trainer passes what is declared here."""
@@ -173,22 +172,27 @@ class Algorithm(eqx.Module, Generic[S]):
         return self._tell(key, state, x, fitness, **extra)
 
     def _member(self, population: Population, index: Int[Array, ""]) -> Params:
-        """Member ``index`` of ``population``, a genome pytree (of a population held as seeds
-        too, :mod:`evolax.seeded`)."""
-        if is_seeded(population):
-            return jax.tree.map(dense, member(population, index), is_leaf=is_low_rank)
+        """Member ``index`` of ``population``, a genome pytree; an algorithm whose population
+        is not a plain array pytree (held as seeds, say) draws it here."""
         return jax.tree.map(lambda leaf: leaf[index], population)
+
+    def _ask_population(self, key: PRNGKey, state: S) -> tuple[Population, S]:
+        """:meth:`_ask`'s flat population as ``x0``'s pytree (as it is with
+        :attr:`pytree_genome`); an algorithm that holds its population otherwise (as seeds,
+        say) makes it here."""
+        x, state = self._ask(key, state)
+        if self.pytree_genome:
+            return x, state
+        return unflatten_population(x, state.best_genome), state
 
     # ---- the public interface, written once -----------------------------------------------
 
     def init(self, key: PRNGKey, x0: Params) -> S:
         """The initial state; ``x0`` fixes the genome's pytree structure and dtype (float32,
         or float64 genomes under ``jax_enable_x64``) and is the start point."""
-        if isinstance(x0, Genome) and not self.neat_genome:
-            raise ValueError(
-                f"{type(self).__name__} searches real vectors; a NEAT genome (the NEATNetwork "
-                "policy's: nodes and connections) is evolved by NEAT (algorithm.name=neat)"
-            )
+        kind = getattr(x0, "genome_kind", "real")
+        if kind != self.genome_kind and self.genome_kind == "real":
+            raise ValueError(f"{type(self).__name__} searches real vectors; {x0.evolved_by}")
         if self.pytree_genome:  # the maths reads the leaves as they are (integers too)
             x0 = jax.tree.map(jnp.asarray, x0)
         else:
@@ -203,10 +207,7 @@ class Algorithm(eqx.Module, Generic[S]):
 
     def ask(self, key: PRNGKey, state: S) -> tuple[Population, S]:
         """Sample a population: ``x0``'s pytree with a leading ``pop_size`` axis."""
-        x, state = self._ask(key, state)
-        if self.pytree_genome:
-            return x, state
-        return unflatten_population(x, state.best_genome), state
+        return self._ask_population(key, state)
 
     def tell(
         self, key: PRNGKey, state: S, population: Population, fitness: Fitness, **extra: Any
@@ -299,18 +300,6 @@ class GradientES(DistributionAlgorithm[S]):
 
     optimizer: eqx.AbstractVar[optax.GradientTransformation]
     fitness_shaping: eqx.AbstractVar[Shaping]
-
-    def _ask_seeds(
-        self, key: PRNGKey, state: S, rank: int = 0, antithetic: bool = False
-    ) -> tuple[Seeded, S]:
-        """The population held as seeds (:mod:`evolax.seeded`) around the state's mean with
-        its spread (``[]``, or ``[D]``: one per coordinate, full rank only): ``fold_in(key,
-        i)`` draws member ``i``'s noise wherever it is needed, so ``ask`` returns ``O(pop)``
-        numbers besides the mean instead of ``pop * D``."""
-        _, unravel = ravel_pytree(state.best_genome)
-        std = state.std if jnp.ndim(state.std) == 0 else unravel(state.std)  # type: ignore[attr-defined]
-        mean = state.mean if self.pytree_genome else unravel(state.mean)  # type: ignore[attr-defined]
-        return seeded_population(mean, key, std, self.pop_size, rank, antithetic), state
 
     def _start(self, x0: Float[Array, " dim"], std: Float[Array, "..."]) -> dict[str, Any]:
         """The fields ``mean``, ``std`` and ``opt_state`` of a first state."""

@@ -58,6 +58,14 @@ class Genome:
     n_activations: Int[Array, ""]
     n_aggregations: Int[Array, ""]
 
+    # not fields: the kind of genome, for the algorithms' check at init
+    # (evolax.algorithms.base.Algorithm.genome_kind), and what evolves it
+    genome_kind = "neat"
+    evolved_by = (
+        "a NEAT genome (the NEATNetwork policy's: nodes and connections) is evolved by NEAT "
+        "(algorithm.name=neat)"
+    )
+
     @property
     def max_nodes(self) -> int:
         return self.node_id.shape[-1]

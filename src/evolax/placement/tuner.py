@@ -31,9 +31,9 @@ from jax.sharding import Mesh
 
 from evolax.cache import cache_dir
 from evolax.layout import Choice, Layout
+from evolax.population import has_shared, is_shared
 from evolax.rollout.sharded import evaluate_on, mesh_split
 from evolax.rollout.teams import agents_per_unit
-from evolax.seeded import has_shared, is_shared
 from evolax.sharding import POP_AXIS, default_mesh
 from evolax.validation import check_positive_int
 

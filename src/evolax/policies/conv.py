@@ -11,7 +11,8 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from evolax.policies.base import EmptyState, Policy
-from evolax.seeded import LowRank, unshare
+from evolax.population import unshare
+from evolax.seeded import LowRank
 from evolax.types import Params, PRNGKey
 from evolax.validation import check_positive_int
 

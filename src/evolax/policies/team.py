@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from evolax.policies.base import Policy
-from evolax.seeded import pop_axes
+from evolax.population import pop_axes
 from evolax.types import Params, PRNGKey
 from evolax.validation import check_positive_int
 

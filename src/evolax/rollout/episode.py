@@ -10,7 +10,7 @@ from jaxtyping import Array, ArrayLike, Float, Int
 
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
-from evolax.seeded import materialize, pop_axes
+from evolax.population import materialize, pop_axes
 from evolax.tasks.base import Task
 from evolax.types import Done, Params, Population, PRNGKey, Reward
 from evolax.validation import population_size

@@ -19,11 +19,11 @@ from jaxtyping import Array, PyTree
 
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
+from evolax.population import map_batched, materialize, per_part
 from evolax.rollout.episode import episode_keys, initial_states, run_episodes
 from evolax.rollout.info import EvalInfo
 from evolax.rollout.teams import agents_per_unit, as_teams, from_teams
 from evolax.rollout.wrappers import DescribedState, NormalizedState, NormalizeObs, RecordDescriptor
-from evolax.seeded import map_batched, materialize, per_part
 from evolax.tasks.base import Task
 from evolax.tasks.wrapper import unwrap
 from evolax.types import Fitness, Population, PRNGKey

@@ -22,9 +22,9 @@ import numpy as np
 from evolax.normalize import ObsStats, shifted_sums
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
+from evolax.population import materialize, pop_axes
 from evolax.rollout.episode import episode_keys, prepare, step_keys
 from evolax.rollout.info import EvalInfo
-from evolax.seeded import materialize, pop_axes
 from evolax.tasks.base import Task
 from evolax.types import Fitness, Population, PRNGKey
 from evolax.validation import check_positive_int, population_size

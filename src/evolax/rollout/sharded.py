@@ -18,10 +18,10 @@ from jax.sharding import PartitionSpec as P
 
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
+from evolax.population import per_part
 from evolax.rollout.evaluate import evaluate_shard
 from evolax.rollout.info import EvalInfo
 from evolax.rollout.teams import agents_per_unit
-from evolax.seeded import per_part
 from evolax.sharding import POP_AXIS, split_axis
 from evolax.tasks.base import Task
 from evolax.types import Fitness, Population, PRNGKey

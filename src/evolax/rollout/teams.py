@@ -8,7 +8,7 @@ from jaxtyping import Array, Float, Int
 
 from evolax.policies.base import Policy
 from evolax.policies.team import Team
-from evolax.seeded import map_batched
+from evolax.population import map_batched
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.types import Population
 from evolax.validation import population_size

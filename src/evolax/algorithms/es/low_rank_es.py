@@ -9,10 +9,11 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from evolax.algorithms.base import GradientES, GradientESState, decayed_std
+from evolax.algorithms.base import GradientESState, decayed_std
 from evolax.algorithms.es.common import check_open_es_settings, noise_weights
+from evolax.algorithms.es.seeded import SeededES
 from evolax.algorithms.shaping import Shaping, centered_rank
-from evolax.seeded import is_seeded, noise_sums
+from evolax.seeded import noise_sums
 from evolax.validation import check_positive_int
 
 
@@ -22,7 +23,7 @@ class LowRankESState(GradientESState):
     (``[]``) and the optimizer's state."""
 
 
-class LowRankES(GradientES[LowRankESState]):
+class LowRankES(SeededES[LowRankESState]):
     """EGGROLL (Sarkar et al., 2025, "Evolution Strategies at the Hyperscale",
     arXiv:2511.16652): OpenAI-ES whose members perturb every matrix of the genome by a
     rank-``r`` product and exist only as seeds.
@@ -96,16 +97,24 @@ class LowRankES(GradientES[LowRankESState]):
         dtype = jax.tree.leaves(x0)[0].dtype
         return LowRankESState(**self._start(x0, jnp.asarray(self.init_std, dtype)))
 
+    @property
+    def holds_seeds(self) -> bool:
+        return True
+
+    def _seed_form(self):
+        return self.rank, self.antithetic
+
     def _ask(self, key, state):
         """The population as seeds: a :class:`~evolax.seeded.Seeded` node."""
-        return self._ask_seeds(key, state, self.rank, self.antithetic)
+        return self._ask_seeds(key, state)
 
     def _tell(self, key, state, population, fitness):
-        if not is_seeded(population):
-            raise ValueError(
-                "LowRankES.tell needs the population its ask returned (held as seeds), got "
-                f"a {type(population).__name__}"
-            )
+        raise ValueError(
+            "LowRankES.tell needs the population its ask returned (held as seeds), got "
+            f"a {type(population).__name__}"
+        )
+
+    def _tell_seeds(self, state, population, fitness):
         weights = noise_weights(self.fitness_shaping(fitness, None), self.antithetic)
         total, _ = noise_sums(population, weights, block=self.update_block)
         grad = jax.tree.map(lambda g: g / (self.pop_size * state.std), total)

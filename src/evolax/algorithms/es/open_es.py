@@ -8,17 +8,11 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
-from evolax.algorithms.base import (
-    HIGHEST,
-    GradientES,
-    GradientESState,
-    decayed_std,
-    mirrored,
-    normal,
-)
+from evolax.algorithms.base import HIGHEST, GradientESState, decayed_std, mirrored, normal
 from evolax.algorithms.es.common import check_open_es_settings, noise_weights
+from evolax.algorithms.es.seeded import SeededES
 from evolax.algorithms.shaping import Shaping, centered_rank
-from evolax.seeded import is_seeded, noise_sums
+from evolax.seeded import noise_sums
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -26,7 +20,7 @@ class OpenESState(GradientESState):
     """OpenES state: ``mean``, the isotropic ``std`` (``[]``) and the optimizer's state."""
 
 
-class OpenES(GradientES[OpenESState]):
+class OpenES(SeededES[OpenESState]):
     """OpenAI-ES (Salimans, Ho, Chen, Sidor & Sutskever, 2017, "Evolution Strategies as a
     Scalable Alternative to Reinforcement Learning").
 
@@ -77,17 +71,13 @@ class OpenES(GradientES[OpenESState]):
             x = state.mean[None] + state.std * normal(key, (self.pop_size, dim), state.mean)
         return x, state
 
-    def ask(self, key, state):
-        if self.seeded:
-            return self._ask_seeds(key, state, antithetic=self.antithetic)
-        return super().ask(key, state)
+    def _seed_form(self):
+        return 0, self.antithetic
 
     def _weights(self, utility):
         return noise_weights(utility, self.antithetic)
 
-    def _tell_population(self, key, state, population, fitness, **extra):
-        if not is_seeded(population):
-            return super()._tell_population(key, state, population, fitness, **extra)
+    def _tell_seeds(self, state, population, fitness):
         noise, _ = noise_sums(population, self._weights(self.fitness_shaping(fitness, None)))
         return self._update(state, ravel_pytree(noise)[0])
 

@@ -10,14 +10,14 @@ from jax.flatten_util import ravel_pytree
 
 from evolax.algorithms.base import (
     HIGHEST,
-    GradientES,
     GradientESState,
     check_antithetic_pop_size,
     mirrored,
     normal,
 )
+from evolax.algorithms.es.seeded import SeededES
 from evolax.algorithms.shaping import Shaping, centered_rank
-from evolax.seeded import is_seeded, noise_sums
+from evolax.seeded import noise_sums
 from evolax.validation import check_in_interval, check_non_negative, check_positive
 
 
@@ -26,7 +26,7 @@ class PGPEState(GradientESState):
     """PGPE state: ``mean``, the per-parameter ``std`` (``[D]``) and the optimizer's state."""
 
 
-class PGPE(GradientES[PGPEState]):
+class PGPE(SeededES[PGPEState]):
     """PGPE with symmetric sampling (Sehnke et al., 2010; ClipUp variant by Toklu et al., 2020).
 
     Samples ``pop_size / 2`` antithetic pairs ``mean +- eps``, ``eps ~ N(0, diag(std^2))``,
@@ -77,10 +77,8 @@ class PGPE(GradientES[PGPEState]):
         eps = normal(key, (self.pop_size // 2, state.mean.shape[0]), state.mean) * state.std[None]
         return mirrored(state.mean, eps), state
 
-    def ask(self, key, state):
-        if self.seeded:
-            return self._ask_seeds(key, state, antithetic=True)
-        return super().ask(key, state)
+    def _seed_form(self):
+        return 0, True
 
     def _weights(self, utility):
         """The weights of the noise and of its square in the update: ``[half]`` each."""
@@ -88,9 +86,7 @@ class PGPE(GradientES[PGPEState]):
         u_plus, u_minus = utility[:half], utility[half:]
         return 0.5 * (u_plus - u_minus), 0.5 * (u_plus + u_minus) - jnp.mean(utility)
 
-    def _tell_population(self, key, state, population, fitness, **extra):
-        if not is_seeded(population):
-            return super()._tell_population(key, state, population, fitness, **extra)
+    def _tell_seeds(self, state, population, fitness):
         weights, square_weights = self._weights(self.fitness_shaping(fitness, None))
         sums = noise_sums(population, weights, square_weights)
         noise, squares = (ravel_pytree(s)[0] for s in sums)

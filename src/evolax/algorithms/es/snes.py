@@ -12,13 +12,13 @@ from jax.flatten_util import ravel_pytree
 
 from evolax.algorithms.base import (
     HIGHEST,
-    GradientES,
     GradientESState,
     check_min_pop_size,
     normal,
 )
+from evolax.algorithms.es.seeded import SeededES
 from evolax.algorithms.shaping import Shaping, nes_utilities
-from evolax.seeded import is_seeded, noise_sums
+from evolax.seeded import noise_sums
 from evolax.validation import check_positive
 
 
@@ -33,7 +33,7 @@ def default_std_lr(dim: int) -> float:
     return (3 + math.log(dim)) / (5 * math.sqrt(dim))
 
 
-class SNES(GradientES[SNESState]):
+class SNES(SeededES[SNESState]):
     """Separable NES (Schaul et al., 2011; Wierstra et al., 2014, algorithm 6).
 
     Samples ``x_k = mean + std * s_k`` with ``s_k ~ N(0, I)``, shapes fitness into utilities
@@ -78,14 +78,7 @@ class SNES(GradientES[SNESState]):
         s = normal(key, (self.pop_size, state.mean.shape[0]), state.mean)
         return state.mean[None] + state.std[None] * s, state
 
-    def ask(self, key, state):
-        if self.seeded:
-            return self._ask_seeds(key, state)
-        return super().ask(key, state)
-
-    def _tell_population(self, key, state, population, fitness, **extra):
-        if not is_seeded(population):
-            return super()._tell_population(key, state, population, fitness, **extra)
+    def _tell_seeds(self, state, population, fitness):
         utility = self.fitness_shaping(fitness, None)
         noise, squares = (ravel_pytree(s)[0] for s in noise_sums(population, utility, utility))
         return self._update(state, noise, squares - jnp.sum(utility))

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
-from evolax.algorithms.base import PopulationAlgorithm, S, normal
+from evolax.algorithms.base import PopulationAlgorithm, PopulationState, S, normal
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import PRNGKey
 from evolax.validation import (
@@ -99,7 +99,7 @@ class TruncationGA(PopulationAlgorithm[S]):
 
     def _generation(
         self,
-        state: S,
+        state: PopulationState,
         parent_choice: Int[Array, " children"],
         noise: Float[Array, "pop dim"],
         mutation_std: float | Float[Array, ""] | Float[Array, "children 1"],
@@ -142,12 +142,12 @@ def inherit(
 # ---- sizes --------------------------------------------------------------------------------
 
 
-def default_n_parents(n_parents: int | None, pop_size: int, divisor: int) -> int | None:
+def default_n_parents(n_parents: int | None, pop_size: int, divisor: int) -> int:
     """``n_parents``, or when it is ``None`` (and ``pop_size`` an integer) the default
     truncation size ``max(1, pop_size // divisor)``."""
     if n_parents is None and isinstance(pop_size, int):
         return max(1, pop_size // divisor)
-    return n_parents
+    return n_parents  # None with a pop_size not an int: check_ga_sizes refuses both
 
 
 def check_ga_sizes(pop_size: int, n_parents: int, n_elites: int) -> None:

@@ -122,7 +122,7 @@ class NEAT(PopulationAlgorithm[NEATState]):
     """
 
     pytree_genome = True
-    neat_genome = True
+    genome_kind = "neat"
 
     pop_size: int = eqx.field(static=True, default=150)
     max_species: int = eqx.field(static=True, default=32)
