@@ -1,10 +1,13 @@
 """`evolax.train`'s phases: hooks after every chunk, added to or replacing the standard ones."""
 
 import dataclasses
+import json
 
+import numpy as np
 import optax
 
 from evolax import MLP, PGPE, CartPoleSwingUp, Trainer, train
+from evolax.algorithms.base import Output
 from evolax.hooks import Hook, LogGenerations, Progress, standard_hooks
 from evolax.logging import read_rows
 
@@ -59,3 +62,23 @@ def test_replacing_the_hooks_drops_what_they_did(tmp_path):
     assert not [r for r in rows if r["kind"] == "test"]  # no test hook: no tests
     assert result.summary["final_test_mean"] is None
     assert "test_s" not in result.summary
+
+
+class DeclaringPGPE(PGPE):
+    """PGPE that declares an output of its own: the run writes it without knowing PGPE."""
+
+    def outputs(self, state):
+        mean = np.asarray(state.mean).tolist()
+        return {"centre": Output(per_seed={"mean": mean}, shared={"d": 1})}
+
+
+def test_the_run_writes_what_the_algorithm_declares(tmp_path):
+    trainer = dataclasses.replace(tiny_trainer(), algorithm=DeclaringPGPE(pop_size=8))
+    one = train(trainer, 2, run_dir=tmp_path / "one", progress=False, n_test_episodes=2)
+    record = json.loads((tmp_path / "one" / "centre.json").read_text())
+    assert record["generation"] == 2 and record["d"] == 1
+    np.testing.assert_allclose(record["mean"], np.ravel(one.state.algo_state.mean))
+    many = train(trainer, 2, seed=[3, 4], run_dir=tmp_path / "many", progress=False)
+    record = json.loads((tmp_path / "many" / "centre.json").read_text())
+    assert record["seeds"] == [3, 4] and record["d"] == 1 and len(record["mean"]) == 2
+    np.testing.assert_allclose(record["mean"][1], np.ravel(many.state.algo_state.mean[1]))

@@ -19,7 +19,7 @@ import numpy as np
 
 from evolax.checkpoint import CheckpointStore, flatten_state, unflatten_state
 from evolax.layout import Layout
-from evolax.logging import Sink
+from evolax.logging import Sink, write_json_atomic
 from evolax.placement import tester
 from evolax.sharding import to_host
 from evolax.trainer import Trainer, TrainState
@@ -95,6 +95,9 @@ class Hook:
 
     def after_chunk(self, run: Progress) -> None:
         """Called after every chunk, in the order of the hooks."""
+
+    def after_run(self, run: Progress) -> None:
+        """Called once at the end of the run (also one asked to stop), after its summary."""
 
 
 @dataclasses.dataclass
@@ -211,6 +214,35 @@ class SaveCheckpoints(Hook):
             store.save(run.best_state, meta, latest=False, best=True)
 
 
+@dataclasses.dataclass
+class WriteOutputs(Hook):
+    """At the end of a run, what its algorithm declares (:meth:`Algorithm.outputs
+    <evolax.algorithms.Algorithm.outputs>`: a multi-objective population's front, a QD
+    archive) as ``NAME.json`` in the run folder, for ``evolax plot``: with the generation, and
+    in a run of several seeds each seed's values in a list (and the ``seeds``)."""
+
+    name: ClassVar[str] = "outputs"
+
+    def after_run(self, run: Progress) -> None:
+        if run.store is None:
+            return
+        algo_state = to_host(run.state.algo_state)
+        states = (
+            [algo_state]
+            if run.seeds is None
+            else [seed_slice(algo_state, j) for j in range(run.n_seeds)]
+        )
+        outputs = [run.trainer.algorithm.outputs(state) for state in states]
+        for name, first in outputs[0].items():
+            record: dict[str, Any] = {"generation": run.generation, **first.shared}
+            if run.seeds is None:
+                record.update(first.per_seed)
+            else:
+                record.update({k: [o[name].per_seed[k] for o in outputs] for k in first.per_seed})
+                record["seeds"] = run.seeds
+            write_json_atomic(cast(Path, run.run_dir) / f"{name}.json", record)
+
+
 def seed_slice(tree: T, index: int) -> T:
     """One seed's part (``index`` along the leading seed axis) of a batched state (or of
     batched metrics)."""
@@ -232,11 +264,13 @@ def standard_hooks(
     n_test_episodes: int = 100,
     checkpoint_interval: int = 100,
 ) -> list[Hook]:
-    """The hooks :func:`evolax.train` runs unless given others: log, test, checkpoint."""
+    """The hooks :func:`evolax.train` runs unless given others: log, test, checkpoint, and
+    the algorithm's outputs at the end."""
     return [
         LogGenerations(log_interval),
         TestBest(test_interval, n_test_episodes),
         SaveCheckpoints(checkpoint_interval),
+        WriteOutputs(),
     ]
 
 
@@ -246,6 +280,7 @@ __all__ = [
     "Progress",
     "SaveCheckpoints",
     "TestBest",
+    "WriteOutputs",
     "held_out_key",
     "standard_hooks",
 ]

@@ -41,15 +41,14 @@ from evolax.logging import (
     write_json_atomic,
 )
 from evolax.placement import Chunks, choose_layout
-from evolax.qd import GridArchive
 from evolax.sharding import broadcast_from_first_process, to_host
 from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
 
 METRICS, SUMMARY, CONFIG = "metrics.jsonl", "summary.json", "config.json"
 LAYOUT = "layout.json"  # the evaluation layout the run was placed on (placement)
-FRONT = "pareto_front.json"  # a multi-objective run's last population (_write_front)
-ARCHIVE = "archive.json"  # a quality-diversity run's elites (_write_archive)
+FRONT = "pareto_front.json"  # a multi-objective run's last population (WriteOutputs)
+ARCHIVE = "archive.json"  # a quality-diversity run's elites (WriteOutputs)
 
 
 @dataclasses.dataclass
@@ -297,7 +296,7 @@ def train(
             sink.close()
         if store is not None:
             store.close()
-    return _finish(run, timing, env_steps_run, choice)
+    return _finish(run, hooks, timing, env_steps_run, choice)
 
 
 def _loop(run: Progress, hooks: Sequence[Hook]) -> tuple[dict[str, float], float]:
@@ -339,10 +338,14 @@ def _loop(run: Progress, hooks: Sequence[Hook]) -> tuple[dict[str, float], float
 
 
 def _finish(
-    run: Progress, timing: dict[str, float], env_steps_run: float, choice: Any
+    run: Progress,
+    hooks: Sequence[Hook],
+    timing: dict[str, float],
+    env_steps_run: float,
+    choice: Any,
 ) -> TrainResult:
-    """The summary (written to ``summary.json``); raises :class:`TrainingInterrupted` after
-    writing it if the run was asked to stop."""
+    """The summary (written to ``summary.json``), then the hooks' end of the run; raises
+    :class:`TrainingInterrupted` after both if the run was asked to stop."""
     wall = run.wall_time - run.elapsed
     best = [None if b == -np.inf else float(b) for b in run.best_test]
     last = run.last_tests()
@@ -379,70 +382,20 @@ def _finish(
             summary.update(_spread(f"final_{k}", list(v)))
     if run.store is not None:
         write_json_atomic(cast(Path, run.run_dir) / SUMMARY, summary)
-        _write_front(run)
-        _write_archive(run)
+    for hook in hooks:
+        hook.after_run(run)
     result = TrainResult(state=run.state, summary=summary)
     if run.stopping is not None:
         raise TrainingInterrupted(result, run.run_dir, run.stopping)
     return result
 
 
-def _write_front(run: Progress) -> None:
-    """A multi-objective algorithm's last population in ``pareto_front.json``: each member's
-    objectives (``[pop, m]``, or ``[seeds, pop, m]``) and whether it is non-dominated, for
-    ``evolax plot``."""
-    algo_state: Any = run.state.algo_state
-    front = getattr(algo_state, "pareto_front", None)
-    if front is None:
-        return
-    record = {
-        "generation": run.generation,
-        "objectives": np.asarray(to_host(algo_state.fitness), np.float64).tolist(),
-        "pareto_front": np.asarray(to_host(front)).tolist(),
-    }
-    if run.seeds is not None:
-        record["seeds"] = run.seeds
-    write_json_atomic(cast(Path, run.run_dir) / FRONT, record)
-
-
-def _write_archive(run: Progress) -> None:
-    """A quality-diversity algorithm's elites in ``archive.json``: each occupied cell's
-    descriptor and fitness (per seed in a many-seed run) and, for a grid, its shape and bounds,
-    for ``evolax plot``."""
-    algo_state: Any = run.state.algo_state
-    archive = getattr(algo_state, "result", None)  # CMA-MAE's plain archive, if it has one
-    if archive is None:
-        archive = getattr(algo_state, "archive", None)
-    if archive is None or not hasattr(archive, "descriptors"):
-        return
-    fitness = np.asarray(to_host(archive.fitness), np.float64)
-    descriptors = np.asarray(to_host(archive.descriptors), np.float64)
-    if fitness.ndim == 1:  # one seed
-        fitness, descriptors = fitness[None], descriptors[None]
-    elites = [
-        {"fitness": f[np.isfinite(f)].tolist(), "descriptors": d[np.isfinite(f)].tolist()}
-        for f, d in zip(fitness, descriptors, strict=True)
-    ]
-    record: dict[str, Any] = {"generation": run.generation, "n_cells": fitness.shape[1]}
-    record["elites"] = elites if run.seeds is not None else elites[0]
-    if run.seeds is not None:
-        record["seeds"] = run.seeds
-    layout = getattr(run.trainer.algorithm, "archive", None)
-    if isinstance(layout, GridArchive):
-        record["grid_shape"] = list(layout.grid_shape)
-        record["descriptor_low"] = list(layout.descriptor_low)
-        record["descriptor_high"] = list(layout.descriptor_high)
-    write_json_atomic(cast(Path, run.run_dir) / ARCHIVE, record)
-
-
-POPULATION_METRICS = ("coverage", "qd_score", "front_size", "hypervolume")
-
-
 def _last_population_metrics(run: Progress) -> dict[str, list[float]]:
-    """What a quality-diversity archive (``coverage``, ``qd_score``) or a multi-objective
-    population (``front_size``, ``hypervolume``) ended the run with: each seed's value at the
-    last generation trained in this process ({} for other algorithms)."""
-    history = {k: np.asarray(run.history[k]) for k in POPULATION_METRICS if k in run.history}
+    """What the run ended with by the metrics its algorithm declares sum it up
+    (``summary_metrics``: a QD archive's ``coverage``, a front's ``hypervolume``): each
+    seed's value at the last generation trained in this process."""
+    names = run.trainer.algorithm.summary_metrics
+    history = {k: np.asarray(run.history[k]) for k in names if k in run.history}
     return {k: [float(x) for x in np.reshape(v[..., -1], -1)] for k, v in history.items() if v.size}
 
 

@@ -20,6 +20,7 @@ gets ``-inf`` in all of them.
 from __future__ import annotations
 
 import abc
+import dataclasses
 from typing import Any, ClassVar, Generic, TypeVar
 
 import chex
@@ -101,6 +102,21 @@ class PopulationState(State):
 S = TypeVar("S", bound=State)
 
 
+@dataclasses.dataclass(frozen=True)
+class Output:
+    """A record an algorithm declares for a run to write beside its metrics and checkpoints
+    (as ``NAME.json``, :meth:`Algorithm.outputs`).
+
+    Attributes:
+        per_seed: one seed's values (JSON-ready, or arrays); a run of several seeds writes a
+            list of them per key, one per seed.
+        shared: values every seed shares (the archive's grid, say), written once.
+    """
+
+    per_seed: dict[str, Any]
+    shared: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
 class Algorithm(eqx.Module, Generic[S]):
     """An ask/tell evolution algorithm over pytree genomes; fitness is maximised.
 
@@ -119,6 +135,9 @@ class Algorithm(eqx.Module, Generic[S]):
     """The genomes the algorithm evolves: ``"real"`` vectors (any pytree of arrays), or a
     structured kind that a genome names with its own ``genome_kind`` (and says what evolves
     it with ``evolved_by``); a real-vector algorithm's ``init`` refuses other kinds."""
+    summary_metrics: ClassVar[tuple[str, ...]] = ()
+    """Metrics whose last value sums up a run (a QD archive's ``coverage``, say): a run's
+    summary reports each as ``final_NAME``."""
     extra_inputs: ClassVar[tuple[str, ...]] = ()
     """The names of the extra keyword arguments ``tell`` needs besides the fitness, e.g.
     ``("descriptors",)`` for quality diversity; the trainer passes what is declared here."""
@@ -266,6 +285,13 @@ class Algorithm(eqx.Module, Generic[S]):
         """The solution to deploy, a genome pytree: the best genome ever told (distribution
         algorithms return their mean)."""
         return state.best_genome
+
+    def outputs(self, state: S) -> dict[str, Output]:
+        """What a run writes besides its metrics and checkpoints, by file name (a
+        multi-objective population's ``pareto_front``, a QD ``archive``), from one seed's
+        state on the host; none by default."""
+        del state
+        return {}
 
 
 class DistributionAlgorithm(Algorithm[S]):

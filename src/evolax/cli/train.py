@@ -54,7 +54,7 @@ def command(args: argparse.Namespace) -> int:
     """Train as ``args`` say (or resume ``--resume``'s run); the exit status."""
     import jax
 
-    from evolax.runner import POPULATION_METRICS, train
+    from evolax.runner import train
     from evolax.runs import read_config
 
     overrides = assignments(args)
@@ -136,7 +136,7 @@ def command(args: argparse.Namespace) -> int:
     suffix = "_median" if "seeds" in s else ""
     ends = [
         f"{name.replace('_', ' ')} {_score(s[f'final_{name}{suffix}'])}"
-        for name in POPULATION_METRICS
+        for name in trainer.algorithm.summary_metrics
         if f"final_{name}{suffix}" in s
     ]
     if ends:

@@ -5,6 +5,7 @@ Pareto front, and the merge of parents and children that every survival step sta
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import chex
 import equinox as eqx
@@ -13,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
-from evolax.algorithms.base import PopulationState, normal
+from evolax.algorithms.base import Output, PopulationState, normal
 from evolax.algorithms.multiobjective.real_coded import (
     polynomial_mutation,
     simulated_binary_crossover,
@@ -77,6 +78,7 @@ class RealCoded(eqx.Module):
             ``O(block_size^2)``).
     """
 
+    summary_metrics: ClassVar[tuple[str, ...]] = ("front_size", "hypervolume")
     pop_size: int = eqx.field(static=True)
     n_objectives: int = eqx.field(static=True)
     lower: tuple[float, ...] | None = eqx.field(default=None, static=True, converter=_bound)
@@ -215,6 +217,15 @@ class RealCoded(eqx.Module):
             self.mutation_rate,
             None if bounded else self.mutation_std,
         )
+
+    def outputs(self, state):
+        """The last population's objectives (``[pop, m]``) and which of them are
+        non-dominated (``pareto_front.json``)."""
+        front = {
+            "objectives": np.asarray(state.fitness, np.float64).tolist(),
+            "pareto_front": np.asarray(state.pareto_front).tolist(),
+        }
+        return {"pareto_front": Output(per_seed=front)}
 
 
 def dominance_tournament(

@@ -14,7 +14,7 @@ from jaxtyping import Array, Float, Int
 from evolax.algorithms.base import HIGHEST, Algorithm, normal
 from evolax.algorithms.cma.cma_es import decompose
 from evolax.algorithms.cma.cma_family import expected_norm
-from evolax.algorithms.qd.common import QDState
+from evolax.algorithms.qd.common import QD_SUMMARY, QDState, archive_output
 from evolax.algorithms.unbatched import one_at_a_time
 from evolax.qd import Archive, ArchiveState, GridArchive, Insertion
 from evolax.validation import check_positive, check_positive_int
@@ -107,6 +107,7 @@ class CMAME(Algorithm[CMAMEState]):
 
     extra_inputs: ClassVar[tuple[str, ...]] = ("descriptors",)
 
+    summary_metrics: ClassVar[tuple[str, ...]] = QD_SUMMARY
     pop_size: int = eqx.field(static=True)
     archive: Archive
     emitters: tuple[str, ...] = eqx.field(static=True)
@@ -193,6 +194,9 @@ class CMAME(Algorithm[CMAMEState]):
         y = jnp.einsum("ebd,ecd->ebc", z * e.eigvals_sqrt[:, None], e.eigvecs, precision=HIGHEST)
         x = e.mean[:, None] + e.std[:, None, None] * y
         return x.reshape(self.pop_size, dim), state
+
+    def outputs(self, state):
+        return archive_output(self.archive, state.archive if state.result is None else state.result)
 
     def _tell(self, key, state, x, fitness, descriptors):
         archive, added = self.archive.add(state.archive, x, fitness, descriptors)

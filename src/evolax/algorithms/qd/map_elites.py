@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import Algorithm, normal
-from evolax.algorithms.qd.common import QDState
+from evolax.algorithms.qd.common import QD_SUMMARY, QDState, archive_output
 from evolax.algorithms.qd.common import archive_metrics as archive_metrics
 from evolax.qd import Archive, CVTArchive, GridArchive, cvt_centroids
 from evolax.validation import check_non_negative, check_positive
@@ -41,6 +41,7 @@ class ArchiveMAPElites(Algorithm[QDState]):
 
     extra_inputs: ClassVar[tuple[str, ...]] = ("descriptors",)
 
+    summary_metrics: ClassVar[tuple[str, ...]] = QD_SUMMARY
     pop_size: int = eqx.field(static=True)
     archive: Archive
     mutation_std: float = 0.01
@@ -71,6 +72,9 @@ class ArchiveMAPElites(Algorithm[QDState]):
         children = x + self.mutation_std * iso + self.line_std * line * (y - x)
         first = elites.genomes[0][None] + self.init_std * iso  # every cell holds x0 then
         return jnp.where(jnp.any(elites.occupied), children, first), state
+
+    def outputs(self, state):
+        return archive_output(self.archive, state.archive)
 
     def _tell(self, key, state, x, fitness, descriptors):
         del key

@@ -13,7 +13,7 @@ import optax
 from jaxtyping import Array, Bool, Float, Int
 
 from evolax.algorithms.base import HIGHEST, Algorithm, normal
-from evolax.algorithms.qd.common import QDState
+from evolax.algorithms.qd.common import QD_SUMMARY, QDState, archive_output
 from evolax.algorithms.shaping import centered_rank
 from evolax.qd import Archive, knn_distance
 from evolax.validation import check_positive, check_positive_int
@@ -76,6 +76,7 @@ class MEES(Algorithm[MEESState]):
 
     extra_inputs: ClassVar[tuple[str, ...]] = ("descriptors",)
 
+    summary_metrics: ClassVar[tuple[str, ...]] = QD_SUMMARY
     pop_size: int = eqx.field(static=True)
     archive: Archive
     mode: str = eqx.field(static=True, default="explore_exploit")
@@ -123,6 +124,9 @@ class MEES(Algorithm[MEESState]):
         k = min(self.k_novelty, self.bank_size)
         distance = knn_distance(bank, valid, descriptors, k)
         return jnp.where(jnp.isfinite(distance), distance, 0.0)  # an empty bank: all equal
+
+    def outputs(self, state):
+        return archive_output(self.archive, state.archive)
 
     def _tell(self, key, state, x, fitness, descriptors):
         descriptors = self.archive.check_descriptors(descriptors, self.pop_size)
