@@ -32,7 +32,15 @@ import optax
 import evolax
 from evolax.sharding import request_cpu_devices
 from results_table import RESULTS
-from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers, xla_defaults
+from side_by_side import (
+    baseline,
+    evojax_timer,
+    evolax_timer,
+    report,
+    serve,
+    time_workers,
+    xla_defaults,
+)
 
 POP, REPEATS, HIDDEN, CENTER_LR, STD_LR, INIT_STD = 64, 16, (64, 64), 0.05, 0.1, 0.1
 
@@ -101,6 +109,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--generations", type=int, default=10, help="generations per round")
     parser.add_argument("--rounds", type=int, default=2, help="alternating timing rounds")
+    parser.add_argument(
+        "--baseline", type=Path, help="another evolax checkout, timed as one more worker"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "cartpole_speed.json")
     parser.add_argument(
         "--worker", choices=["evolax", "evojax", "evojax_wide"], help=argparse.SUPPRESS
@@ -126,7 +137,9 @@ def main() -> None:
         names["evojax"]: evojax + (" (its default)" if args.evojax_devices == 1 else ""),
         names["evojax_wide"]: f"{evojax}, with evolax's XLA flag",
     }
-    times = time_workers(__file__, workers, args.generations, args.rounds)
+    times = time_workers(
+        __file__, workers, args.generations, args.rounds, elsewhere=baseline(args, workers, labels)
+    )
     config = {"pop_size": POP, "n_repeats": REPEATS, "hidden": HIDDEN, "max_steps": 1000}
     report(
         args.out,

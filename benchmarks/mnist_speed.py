@@ -21,7 +21,15 @@ from importlib.metadata import version
 from pathlib import Path
 
 from results_table import RESULTS
-from side_by_side import evojax_timer, evolax_timer, report, serve, time_workers, xla_defaults
+from side_by_side import (
+    baseline,
+    evojax_timer,
+    evolax_timer,
+    report,
+    serve,
+    time_workers,
+    xla_defaults,
+)
 
 POP, CENTER_LR, STD_LR, INIT_STD, BATCH = 64, 0.006, 0.089, 0.039, 1024
 
@@ -105,6 +113,9 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=2, help="generations per round")
     parser.add_argument("--rounds", type=int, default=2, help="alternating timing rounds")
     parser.add_argument("--data-dir", help="folder with the MNIST IDX files")
+    parser.add_argument(
+        "--baseline", type=Path, help="another evolax checkout, timed as one more worker"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "mnist_speed.json")
     parser.add_argument("--worker", choices=["evolax", "evojax"], help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -126,7 +137,9 @@ def main() -> None:
         names["evolax"]: "evolax, library defaults",
         names["evojax"]: f"EvoJAX {version('evojax')} (its default, one device)",
     }
-    times = time_workers(__file__, workers, args.generations, args.rounds)
+    times = time_workers(
+        __file__, workers, args.generations, args.rounds, elsewhere=baseline(args, workers, labels)
+    )
     config = {"pop_size": POP, "batch_size": BATCH, "parameters": 11274}
     report(args.out, "mnist_pgpe_convnet", config, times, args.generations, labels)
 

@@ -53,7 +53,8 @@ def evolax_timer(trainer, state) -> Callable[[int], float]:
 
     import evolax
 
-    trainer = evolax.place(trainer, state)
+    if hasattr(evolax, "place"):  # an evolax before it (a --baseline) placed itself at init
+        trainer = evolax.place(trainer, state)
 
     run = eqx.filter_jit(lambda trainer, state, n: trainer.run(state, n))  # n: static
     compiled: set[int] = set()
@@ -68,6 +69,20 @@ def evolax_timer(trainer, state) -> Callable[[int], float]:
         return time.perf_counter() - start
 
     return generations
+
+
+def baseline(args, workers: dict[str, list[str]], labels: dict[str, str]) -> dict[str, Path]:
+    """With ``--baseline TREE``: one more worker, the first evolax worker's, that imports
+    evolax from ``TREE/src`` (another checkout: a version timed against this one in the same
+    run); its name, ``baseline evolax``, keeps it out of the speed-ups. Returns
+    ``time_workers``'s ``elsewhere``."""
+    if args.baseline is None:
+        return {}
+    evolax_worker = next(name for name in workers if name.startswith("evolax"))
+    name = f"baseline evolax ({args.baseline.name})"
+    workers[name] = workers[evolax_worker]
+    labels[name] = f"evolax at {args.baseline}, as the line before"
+    return {name: args.baseline.resolve()}
 
 
 def evojax_timer(sim, solver) -> Callable[[int], float]:
