@@ -140,23 +140,6 @@ def test_the_active_subspace_speeds_up_a_low_rank_problem(key):
     assert float(adaptive) < 0.2 * float(isotropic), (float(adaptive), float(isotropic))
 
 
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 0}, "pop_size"),
-        ({"pop_size": 5}, "even"),
-        ({"pop_size": 4, "init_std": 0.0}, "init_std"),
-        ({"pop_size": 4, "grad_decay": 1.0}, "grad_decay"),
-        ({"pop_size": 4, "grad_decay": -0.1}, "grad_decay"),
-        ({"pop_size": 4, "pca_threshold": 0.0}, "pca_threshold"),
-        ({"pop_size": 4, "pca_threshold": 1.5}, "pca_threshold"),
-        ({"pop_size": 4, "max_rank": 0}, "max_rank"),
-        ({"pop_size": 4, "warmup": -1}, "warmup"),
-        ({"pop_size": 4, "warmup": 2.5}, "warmup"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            ASEBO(**kwargs)
-
-
 @pytest.mark.slow  # a reference check against evosax (nox -s slow)
 def test_evosax_centres_the_gradients_and_loses_their_direction():
     """evosax 0.3.2's ``ASEBO`` departs from the paper (Choromanski et al., 2019, algorithm

@@ -61,17 +61,6 @@ def test_descends_a_shifted_sphere(key):
     assert float(jnp.sum((algo.best(state) - optimum) ** 2)) < 1e-4
 
 
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 0}, "pop_size"),
-        ({"pop_size": 4, "init_std": 0.0}, "init_std"),
-        ({"pop_size": 4, "min_radius": -1.0}, "min_radius"),
-        ({"pop_size": 4, "init_std": 0.1, "min_radius": 0.2}, "min_radius must be at most"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            GradientlessDescent(**kwargs)
-
-
 @pytest.mark.slow  # a reference check against evosax (nox -s slow)
 def test_evosax_samples_gaussians_not_the_papers_balls():
     """evosax 0.3.2's ``GradientlessDescent`` moves as evolax does (the reference table's

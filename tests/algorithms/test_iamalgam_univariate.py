@@ -56,17 +56,6 @@ def test_reaches_1e_8_on_a_separable_ellipsoid():
     assert 1e5 < float(jnp.min(ratio)) and float(jnp.max(ratio)) < 1e7, ratio
 
 
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 4}, "pop_size must be at least 5 to select 2"),
-        ({"pop_size": 9, "selection_ratio": 0.0}, "selection_ratio"),
-        ({"pop_size": 9, "multiplier_decrease": 0.0}, "multiplier_decrease"),
-        ({"pop_size": 9, "cov_lr": -0.1}, "cov_lr"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            IAMaLGaMUnivariate(**kwargs)
-
-
 @pytest.mark.slow  # a reference check against evosax (nox -s slow)
 def test_evosax_departs_from_the_paper():
     """evosax 0.3.2's ``iAMaLGaM_Univariate`` is its ``iAMaLGaM_Full`` (whose departures 2-6

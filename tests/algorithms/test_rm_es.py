@@ -192,22 +192,6 @@ def test_runs_in_o_m_d_memory(key):
         assert np.prod(shape, dtype=np.int64) <= lam * dim and shape.count(dim) <= 1, shape
 
 
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 1}, "pop_size"),
-        ({"pop_size": 4, "init_std": 0.0}, "init_std"),
-        ({"pop_size": 4, "n_paths": 0}, "n_paths"),
-        ({"pop_size": 4, "generation_gap": 0}, "generation_gap"),
-        ({"pop_size": 4, "c_cov": 1.0}, "c_cov"),
-        ({"pop_size": 4, "c_c": 0.0}, "c_c"),
-        ({"pop_size": 4, "c_s": 1.5}, "c_s"),
-        ({"pop_size": 4, "q_star": 1.0}, "q_star"),
-        ({"pop_size": 4, "d_sigma": 0.0}, "d_sigma"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            RmES(**kwargs)
-
-
 @pytest.mark.slow  # a reference check against evosax (nox -s slow)
 def test_evosax_samples_share_one_low_rank_offset():
     """evosax 0.3.2's ``Rm_ES`` draws one ``r ~ N(0, I_m)`` for the whole population where Li &

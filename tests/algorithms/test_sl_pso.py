@@ -108,18 +108,6 @@ def test_solves_a_10d_sphere():
     assert np.all(gaps < 1e-8), gaps
 
 
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 1}, "pop_size"),
-        ({"pop_size": 8, "base_swarm_size": 0.0}, "base_swarm_size"),
-        ({"pop_size": 8, "alpha": -0.5}, "alpha"),
-        ({"pop_size": 8, "beta": -0.01}, "beta"),
-        ({"pop_size": 8, "init_std": 0.0}, "init_std"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            SLPSO(**kwargs)
-
-
 @pytest.mark.slow  # a reference check against EvoX (nox -s slow)
 def test_evox_slpso_us_imitates_by_row_not_by_rank():
     """EvoX 1.4's ``SLPSOUS`` ranks the swarm but not its rows: particle ``i`` draws its
