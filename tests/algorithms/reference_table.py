@@ -251,8 +251,8 @@ def told_first(
     def start(run: Run) -> None:
         algo = run.ours if first is None else first(run.ours)
         state = algo.init(jax.random.key(0), run.x0)
-        x, state = algo.ask(jax.random.key(1), state)
-        run.state, _ = algo.tell(jax.random.key(tell_key), state, x, fitness(x))
+        x, state = jax.jit(algo.ask)(jax.random.key(1), state)
+        run.state, _ = jax.jit(algo.tell)(jax.random.key(tell_key), state, x, fitness(x))
         run.their_state = run.theirs.init(jax.random.key(2), x, -fitness(x), run.params)
 
     return start
