@@ -14,7 +14,6 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from jax.flatten_util import ravel_pytree
 
 from evolax.algorithms import SNES, OpenES
 from evolax.coco import bbob_runs
@@ -173,28 +172,6 @@ def solve(algo, function, dim, gens, n_seeds=3):
     return np.array([run(key) for key in jax.random.split(jax.random.key(0), n_seeds)])
 
 
-def best_after(algo, problem, generations, key, params=None):
-    """The best ``f - f*`` seen in ``generations`` generations from 0 with the algorithm's
-    defaults, for an evolax algorithm or, with its ``params``, an evosax one (which minimises
-    ``f - f*`` and keeps its own best). Jit it with ``static_argnums=(0, 2)``."""
-    ours = params is None
-
-    def generation(state, key):
-        ask_key, tell_key = jax.random.split(key)
-        if ours:
-            population, state = algo.ask(ask_key, state)
-            state, _ = algo.tell(tell_key, state, population, problem.fitness(population))
-        else:
-            population, state = algo.ask(ask_key, state, params)
-            state, _ = algo.tell(tell_key, population, problem.delta_f(population), state, params)
-        return state, None
-
-    zeros = jnp.zeros(problem.dim)
-    state = algo.init(key, zeros) if ours else algo.init(key, zeros, params)
-    state, _ = jax.lax.scan(generation, state, jax.random.split(key, generations))
-    return -state.best_fitness if ours else state.best_fitness
-
-
 def cma_vs_pycma(tmp_path, *args) -> list[dict]:
     """The rows of ``benchmarks/cma_vs_pycma.py args`` (run in a subprocess, which keeps its
     float64 mode and its pycma subprocess to itself)."""
@@ -230,20 +207,6 @@ def shared_data_dir() -> Path:
         if all((folder / name).is_file() for name in names):
             return folder.resolve()
     pytest.skip(f"MNIST .gz files not found in {root} or {root / 'mnist'} (set EVOLAX_DATA_DIR)")
-
-
-X0 = {"b": jnp.array([0.5, -1.0]), "w": jnp.arange(6.0).reshape(3, 2) / 4}
-"""The start genome of the update-by-update comparisons with evosax (``D = 8``)."""
-
-
-def quadratic(population):
-    """A fixed random ellipsoid over :data:`X0`'s 8 parameters, maximised at a random target:
-    no ties between samples (evosax ranks ties by average rank, evolax by position)."""
-    flat = jax.vmap(lambda x: ravel_pytree(x)[0])(population)
-    rng = np.random.default_rng(0)
-    scales = jnp.asarray(rng.uniform(0.5, 3.0, 8), jnp.float32)
-    target = jnp.asarray(rng.normal(size=8), jnp.float32)
-    return -jnp.sum(scales[None] * (flat - target[None]) ** 2, axis=1)
 
 
 HELD_OUT = (2, 3, 5, 7, 9, 10, 12, 13, 14, 18, 21, 22, 23, 24)

@@ -134,20 +134,3 @@ def test_solves_a_10d_sphere():
 
     gaps = -solve(algo, sphere, dim, gens)
     assert np.all(gaps < 1e-6), gaps
-
-
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 1}, "pop_size"),
-        ({"pop_size": 8, "generations": 0}, "generations"),
-        ({"pop_size": 8, "refreshing_gap": 2.5}, "refreshing_gap"),
-        ({"pop_size": 8, "inertia_start": 0.0}, "inertia_start"),
-        ({"pop_size": 8, "inertia_end": -0.4}, "inertia_end"),
-        ({"pop_size": 8, "acceleration": 0.0}, "acceleration"),
-        ({"pop_size": 8, "learning_low": -0.1}, "learning_low"),
-        ({"pop_size": 8, "learning_high": 1.5}, "learning_high"),
-        ({"pop_size": 8, "max_velocity": 0.0}, "max_velocity"),
-        ({"pop_size": 8, "init_std": 0.0}, "init_std"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            CLPSO(**kwargs)

@@ -118,3 +118,57 @@ def test_finds_both_peaks():
 def test_bad_hyper_parameters_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):
         DiffusionEvolution(8, **kwargs)
+
+
+@pytest.mark.slow  # a reference check against evosax (nox -s slow)
+def test_evosax_shrinks_the_authors_schedule():
+    """evolax's cosine schedule is the authors' (``DDIMSchedulerCosine`` in
+    github.com/Zhangyanbo/diffusion-evolution, ``diffevo/``: ``alpha`` from 0 to 1, noisiest
+    first); evosax 0.3.2's default is shrunk to ``[1e-3, 1 - 1e-3]``: its last step does not
+    land on the estimated origins. (Given the authors' schedule, the generations agree: the
+    reference table's ``DiffusionEvolution`` rows.)"""
+    evosax_de = pytest.importorskip("evosax.algorithms.population_based.diffusion_evolution")
+    from reference_table import authors_cosine
+
+    pop, generations = 12, 7
+    ours = DiffusionEvolution(pop, n_generations=generations).alphas()
+    np.testing.assert_allclose(ours, authors_cosine(generations)[::-1], atol=1e-7)
+    assert float(ours[0]) == 0.0 and float(ours[-1]) == 1.0
+    theirs = evosax_de.cosine_schedule(generations)
+    np.testing.assert_allclose([theirs[-1], theirs[0]], [1e-3 * (1 - 1e-3) / (1 + 1e-3), 1 - 1e-3],
+                               rtol=1e-4)  # fmt: skip
+    linear = DiffusionEvolution(pop, n_generations=generations, schedule="linear").alphas()
+    np.testing.assert_allclose(linear, np.linspace(1 - 1e-4, 1e-8, generations)[::-1], rtol=1e-6)
+
+
+@pytest.mark.slow  # a reference check against evosax (nox -s slow)
+def test_evosax_estimate_underflows_where_the_papers_does_not():
+    """evosax 0.3.2's origin estimate divides by the weights' sum clipped at ``1e-8``: late in
+    the schedule (``alpha = 0.999``: kernels of std 0.03) a member far from the fit ones and
+    much less fit has no weight above float32's range, and evosax's estimate of its origin
+    collapses to the origin 0; evolax's, computed in log space, is the paper's weighted mean
+    ``sum_j g_j N(z_i; sqrt(alpha) z_j, 1 - alpha) z_j / sum_j (..)`` with ``g = exp(f / T)``
+    (the member itself), as a float64 ``logsumexp`` computes it."""
+    evosax_de = pytest.importorskip("evosax.algorithms.population_based.diffusion_evolution")
+    from reference_table import allow, companion
+    from scipy.special import logsumexp
+
+    denoise = companion(DiffusionEvolution, "denoise")
+    energy = companion(DiffusionEvolution, "energy")
+    z = jnp.array([[3.0, 0.0], [3.05, 0.1], [-3.0, 0.0]])
+    fitness = jnp.array([0.0, -1.0, -150.0])
+    alpha, temperature = 0.999, 1.0
+    with allow():
+        theirs = evosax_de.estimate_x_0(
+            z, z, evosax_de.fitness_mapping_energy(-fitness, temperature), jnp.asarray(alpha)
+        )
+    np.testing.assert_array_equal(theirs[2], [0.0, 0.0])
+    _, ours = denoise(z, z, energy(fitness, temperature), jnp.asarray(alpha),
+                      jnp.asarray(1.0), 0.0, jnp.zeros_like(z))  # fmt: skip
+    z64 = np.asarray(z, np.float64)
+    squared = np.sum((z64[:, None] - np.sqrt(alpha) * z64[None]) ** 2, axis=2)
+    log_w = np.asarray(fitness, np.float64)[None] / temperature - squared / (2 * (1 - alpha))
+    expected = np.exp(log_w - logsumexp(log_w, axis=1, keepdims=True)) @ z64
+    np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours[2], z[2], atol=1e-3)
+    np.testing.assert_allclose(theirs[:2], expected[:2], rtol=1e-5, atol=1e-5)  # elsewhere: same

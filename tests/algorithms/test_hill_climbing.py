@@ -51,14 +51,3 @@ def test_climbs_a_shifted_sphere(key):
     state = run(algo.init(key, jnp.zeros(dim)), key)
     assert float(jnp.sum((state.mean - optimum) ** 2)) < 1e-4
     assert float(state.fitness) == float(state.best_fitness)  # elitist: the mean is the best
-
-
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 0}, "pop_size"),
-        ({"pop_size": 4, "init_std": 0.0}, "init_std"),
-        ({"pop_size": 4, "std_decay": 1.5}, "std_decay"),
-        ({"pop_size": 4, "std_min": -1.0}, "std_min"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            HillClimbing(**kwargs)

@@ -198,16 +198,3 @@ def test_solves_a_10d_ellipsoid():
     30-D ellipsoid-like f2-f4)."""
     best = solve(JADE(pop_size=30, init_std=3.0), shifted_ellipsoid, 10, 400)
     assert np.all(-best < 1e-6), -best
-
-
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 2}, "pop_size"),
-        ({"pop_size": 10, "c": 1.5}, "c"),
-        ({"pop_size": 10, "c": -0.1}, "c"),
-        ({"pop_size": 10, "p": 0.0}, "p"),
-        ({"pop_size": 10, "p": 1.2}, "p"),
-        ({"pop_size": 10, "init_std": 0.0}, "init_std"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            JADE(**kwargs)

@@ -156,3 +156,31 @@ def test_held_out_bbob_functions_beyond_the_meta_training_horizon_beat_snes():
     at 10 times their training horizon."""
     areas = held_out_areas("LES", LES(pop_size=16))
     assert areas["LES"][1000] > areas["SNES"][1000]
+
+
+@pytest.mark.slow  # a reference check against evosax (nox -s slow)
+def test_evosax_floors_the_std():
+    """evosax 0.3.2's ``LearnedES`` adds ``1e-8`` under the square root of the std's target
+    ``sqrt(sum_j w_j (x_j - m)^2 + 1e-8)``, which floors the std near ``1e-4``; evolax follows
+    the paper (no floor). All members at the mean: the paper's target spread is 0, evosax's
+    ``sqrt(1e-8)``. (At spreads near 1 the difference is invisible: the reference table's
+    ``LES`` rows.)"""
+    evosax = pytest.importorskip("evosax.algorithms")
+    from reference_table import allow, les_to_evosax
+
+    params = load_weights("les")
+    theirs = evosax.LearnedES(
+        population_size=4, solution=jnp.zeros(3), params=les_to_evosax(params)
+    )
+    their_params = theirs.default_params.replace(std_init=1e-6)
+    ours = LES(pop_size=4, init_std=1e-6, params=params)
+    key = jax.random.key(0)
+    state = ours.init(key, jnp.zeros(3))
+    their_state = theirs.init(key, jnp.zeros(3), their_params)
+    population = jnp.zeros((4, 3))
+    fitness = jnp.array([1.0, 2.0, 3.0, 4.0])
+    new, _ = ours.tell(key, state, population, fitness)
+    with allow():
+        their_state, _ = theirs.tell(key, population, -fitness, their_state, their_params)
+    assert np.all(np.asarray(new.std) < 1e-6)  # shrinks toward 0
+    assert np.all(np.asarray(their_state.std) > 1e-6)  # pulled toward 1e-4

@@ -111,13 +111,3 @@ def test_reaches_1e_8_on_an_ellipsoid(key):
     # M M^T learnt the inverse Hessian's shape: its axis ratio is about sqrt(1e6)
     singular = np.linalg.svd(np.asarray(state.matrix), compute_uv=False)
     assert 100 < singular[0] / singular[-1] < 10_000, singular
-
-
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 1}, "pop_size"),
-        ({"pop_size": 4, "init_std": 0.0}, "init_std"),
-        ({"pop_size": 4, "init_std": -1.0}, "init_std"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            MAES(**kwargs)

@@ -6,7 +6,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-import pytest
 
 from evolax.algorithms import OpenES
 from evolax.algorithms.es.persistent_es import PersistentES
@@ -95,16 +94,3 @@ def test_maximises_a_static_ellipsoid(key):
         jnp.zeros(5),
     )
     assert float(gaps[0]) > 0.9 and float(gaps[-1]) < 0.05
-
-
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 5}, "even"),
-        ({"pop_size": 4, "truncation_length": 0}, "truncation_length"),
-        ({"pop_size": 4, "truncation_length": 2.0}, "truncation_length"),
-        ({"pop_size": 4, "total_length": True}, "total_length"),
-        ({"pop_size": 4, "truncation_length": 10, "total_length": 5}, "at least truncation"),
-        ({"pop_size": 4, "init_std": 0.0}, "init_std"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            PersistentES(**kwargs)

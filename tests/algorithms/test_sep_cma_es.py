@@ -262,15 +262,3 @@ def test_nan_fitness_and_termination(key):
     tiny = crit(algo, state.replace(std=jnp.asarray(1e-14), mean=jnp.ones(5)))
     assert tiny["tolx"] and tiny["noeffectaxis"] and tiny["noeffectcoord"]
     assert crit(algo, state.replace(cov_diag=jnp.array([1.0, 1e-15, 1, 1, 1])))["conditioncov"]
-
-
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 1}, "pop_size"),
-        ({"pop_size": 4, "init_std": -1.0}, "init_std"),
-        ({"pop_size": 4, "tol_x": 0.0}, "tol_x"),
-        ({"pop_size": 4, "tol_fun": -1.0}, "tol_fun"),
-        ({"pop_size": 4, "tol_condition": 0.0}, "tol_condition"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            SepCMAES(**kwargs)

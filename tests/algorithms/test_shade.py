@@ -78,15 +78,3 @@ def test_small_populations_use_p_equal_to_2_over_np():
 
     assert p_range(8, 0.2) == (0.25, 0.25)
     assert float(p_range(100, 0.2)[1]) == pytest.approx(0.2)
-
-
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 2}, "pop_size"),
-        ({"pop_size": 10, "memory_size": 0}, "memory_size"),
-        ({"pop_size": 10, "p_max": 0.0}, "p_max"),
-        ({"pop_size": 10, "p_max": 1.5}, "p_max"),
-        ({"pop_size": 10, "init_std": -1.0}, "init_std"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            SHADE(**kwargs)

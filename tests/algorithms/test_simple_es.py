@@ -62,16 +62,3 @@ def test_reaches_1e_8_on_a_shifted_sphere(key):
     )
     assert float(gaps[-1]) < 1e-8, float(gaps[-1])
     assert float(jnp.max(state.std)) < 1e-4
-
-
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 1}, "pop_size"),
-        ({"pop_size": 4, "init_std": 0.0}, "init_std"),
-        ({"pop_size": 4, "std_lr": 0.0}, "std_lr"),
-        ({"pop_size": 4, "std_lr": 1.5}, "std_lr"),
-        ({"pop_size": 4, "n_parents": 0}, "n_parents"),
-        ({"pop_size": 4, "n_parents": 4}, "n_parents must be below pop_size"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            SimpleES(**kwargs)

@@ -67,16 +67,6 @@ def test_reaches_1e_8_on_a_shifted_sphere(key):
     assert float(gaps[-1]) < 1e-8, float(gaps[-1])
 
 
-def test_rejects_bad_configuration():
-    for kwargs, match in [
-        ({"pop_size": 1}, "pop_size"),
-        ({"pop_size": 4, "std_lr": -1.0}, "std_lr"),
-        ({"pop_size": 4, "init_std": 0.0}, "init_std"),
-    ]:
-        with pytest.raises(ValueError, match=match):
-            SNES(**kwargs)
-
-
 def test_the_cli_registry_builds_it():
     from evolax.config import build_trainer, resolve
 

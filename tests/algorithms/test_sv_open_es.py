@@ -135,3 +135,36 @@ def test_bad_hyper_parameters_raise(kwargs, match):
 
 def test_odd_particle_samples_run_without_antithetic():
     SVOpenES(pop_size=6, n_particles=2, antithetic=False)
+
+
+@pytest.mark.slow  # a reference check against evosax (nox -s slow)
+def test_evosax_ignores_its_std_schedule():
+    """evosax 0.3.2's ``SV_Open_ES._tell`` never applies ``std_schedule`` (``Open_ES._tell``
+    sets ``std = std_schedule(t)`` after tell ``t``, and so did its pre-0.3 ``SV_OpenES``):
+    its particles keep ``std_schedule(0)``. evolax's particles decay ``std`` as its OpenES
+    does (``std_decay``). (With a constant std the updates agree: the reference table's
+    ``SVOpenES`` rows.)"""
+    evosax = pytest.importorskip("evosax.algorithms")
+    from reference_table import X0 as REFERENCE_X0
+    from reference_table import allow, flat, quadratic
+
+    x0 = flat(jax.tree.map(lambda leaf: leaf[None], REFERENCE_X0))[0]
+    n_particles, per_particle = 3, 6
+    ours = SVOpenES(pop_size=n_particles * per_particle, n_particles=n_particles,
+                    init_std=0.3, std_decay=0.5)  # fmt: skip
+    with allow():
+        theirs = evosax.SV_Open_ES(per_particle, n_particles, x0,
+                                   std_schedule=lambda t: 0.3 * 0.5 ** (t + 1))  # fmt: skip
+        params = theirs.default_params
+    key = jax.random.key(0)
+    state = ours.init(key, x0)
+    with allow():
+        their_state = theirs.init(key, state.mean, params)
+    for generation in range(2):
+        population, state = ours.ask(jax.random.fold_in(key, generation), state)
+        state, _ = ours.tell(key, state, population, quadratic(population))
+        with allow():
+            their_state, _ = theirs.tell(key, population, -quadratic(population), their_state,
+                                         params)  # fmt: skip
+    np.testing.assert_allclose(state.std, 0.3 * 0.5**2)  # the schedule's std_schedule(1)
+    np.testing.assert_allclose(their_state.std, 0.3 * 0.5)  # still std_schedule(0)
