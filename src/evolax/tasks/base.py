@@ -75,6 +75,16 @@ class Task(eqx.Module):
         raise NotImplementedError(f"{type(self).__name__} has no renderer")
 
 
+class ConstructedTask(Task):
+    """A task whose ``__init__`` works out its episode length and shapes (from an environment,
+    a dataset or its options) and sets them: ``max_steps``, ``obs_shape`` and ``action_shape``
+    are static fields."""
+
+    max_steps: int = eqx.field(static=True)
+    obs_shape: tuple[int, ...] = eqx.field(static=True)
+    action_shape: tuple[int, ...] = eqx.field(static=True)
+
+
 class MultiAgentTask(Task):
     """A task where ``n_agents`` members of the population act in ONE environment.
 

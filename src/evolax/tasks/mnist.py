@@ -11,7 +11,7 @@ from jaxtyping import Array, Float, Int, UInt8
 
 from evolax.data.mnist import IMAGE_SHAPE, N_CLASSES, MnistData, load_mnist
 from evolax.drawing import CHAR_SIZE, draw_text
-from evolax.tasks.base import Task, mean_log_likelihood
+from evolax.tasks.base import ConstructedTask, mean_log_likelihood
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
 
@@ -31,7 +31,7 @@ class MnistState:
     predictions: Int[Array, " batch"]
 
 
-class MNIST(Task):
+class MNIST(ConstructedTask):
     """Classify a batch of handwritten digits in one step (a supervised task).
 
     ``reset`` draws the batch; ``step`` scores the action, ``f32[batch, 10]`` class logits
@@ -59,9 +59,6 @@ class MNIST(Task):
     labels: Int[Array, " n"]
     batch_size: int = eqx.field(static=True)
     test: bool = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
 
     def __init__(self, batch_size: int = 1024, test: bool = False, data: MnistData | None = None):
         check_positive_int("batch_size", batch_size)

@@ -10,7 +10,7 @@ import numpy as np
 from jaxtyping import Array, Float, Int
 
 from evolax.drawing import text_image
-from evolax.tasks.base import Task, mean_log_likelihood
+from evolax.tasks.base import ConstructedTask, mean_log_likelihood
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
 
@@ -44,7 +44,7 @@ def _digits(x: Int[Array, "..."], n: int) -> Int[Array, "... n"]:
     return (x[..., None] // jnp.expand_dims(powers, range(x.ndim))) % 10
 
 
-class Seq2SeqAddition(Task):
+class Seq2SeqAddition(ConstructedTask):
     """Add two ``n``-digit numbers: read ``012+345=``, answer ``0357`` (one step).
 
     Operands are uniform in ``[0, 10**n)`` and written with leading zeros; the answer has
@@ -77,9 +77,6 @@ class Seq2SeqAddition(Task):
     n_digits: int = eqx.field(static=True)
     test: bool = eqx.field(static=True)
     reward: str = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
 
     def __init__(
         self,
