@@ -7,7 +7,7 @@ import functools
 import importlib
 import math
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import chex
 import equinox as eqx
@@ -54,12 +54,15 @@ class BraxTaskState(EnvTaskState):
     termination."""
 
 
-class BraxLikeTask(ConstructedTask):
+E = TypeVar("E", bound=EnvTaskState)
+
+
+class BraxLikeTask(ConstructedTask, Generic[E]):
     """A task on an environment with Brax's interface (Brax's and MuJoCo Playground's):
     ``reset(key)`` is the environment's ``reset(key)`` and ``step(state, action, key)`` its
     ``step(env_state, action)`` (the dynamics take no key), whose state has ``obs``,
     ``reward`` and ``done``; implicit rank promotion is allowed, as these environments rely
-    on it. The task's state is a ``state_type`` of the flattened observation
+    on it. The task's state is a ``state_type`` (``E``) of the flattened observation
     (:func:`~evolax.tasks.spaces.flatten_obs`) and the environment's state."""
 
     env: eqx.AbstractVar[Any]
@@ -68,24 +71,26 @@ class BraxLikeTask(ConstructedTask):
     def __check_init__(self):
         check_positive_int("max_steps", self.max_steps)
 
-    def reset(self, key: PRNGKey) -> EnvTaskState:
+    def _state(self, env_state: Any) -> E:
+        return cast(E, self.state_type(obs=flatten_obs(env_state.obs), env_state=env_state))
+
+    def reset(self, key: PRNGKey) -> E:
         with jax.numpy_rank_promotion("allow"):
             env_state = self.env.reset(key)
-        return self.state_type(obs=flatten_obs(env_state.obs), env_state=env_state)
+        return self._state(env_state)
 
     def step(
-        self, state: EnvTaskState, action: Float[Array, " action_dim"], key: PRNGKey
-    ) -> tuple[EnvTaskState, Reward, Done]:
+        self, state: E, action: Float[Array, " action_dim"], key: PRNGKey
+    ) -> tuple[E, Reward, Done]:
         del key  # the dynamics are deterministic (randomness lives in the state's info)
         self.check_action(action)
         with jax.numpy_rank_promotion("allow"):
             env_state = self.env.step(state.env_state, jnp.asarray(action, jnp.float32))
-        new_state = self.state_type(obs=flatten_obs(env_state.obs), env_state=env_state)
         reward = jnp.asarray(env_state.reward, jnp.float32).reshape(())
-        return new_state, reward, jnp.asarray(env_state.done).reshape(()) != 0
+        return self._state(env_state), reward, jnp.asarray(env_state.done).reshape(()) != 0
 
 
-class Brax(BraxLikeTask):
+class Brax(BraxLikeTask[BraxTaskState]):
     """A Brax environment (ant, halfcheetah, humanoid, hopper, ...) as a task.
 
     The environment is ``brax.envs.create(env_name, episode_length=max_steps,

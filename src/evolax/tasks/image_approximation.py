@@ -329,7 +329,8 @@ class ImageApproximation(TrianglePainting):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
         self.target = jnp.asarray(load_target(target, size), jnp.float32)
-        self._set_painting(n_triangles, self.target.shape[:2], alpha_scale, color, squash)
+        height, width = self.target.shape[:2]
+        self._set_painting(n_triangles, (height, width), alpha_scale, color, squash)
         self.loss = loss
 
     def reset(self, key: PRNGKey) -> ImageApproximationState:

@@ -41,7 +41,7 @@ class PlaygroundState(EnvTaskState):
     and ``info``."""
 
 
-class Playground(BraxLikeTask):
+class Playground(BraxLikeTask[PlaygroundState]):
     """A MuJoCo Playground environment (``CartpoleBalance``, ``CheetahRun``,
     ``Go1JoystickFlatTerrain``, ...) as a task.
 
