@@ -13,7 +13,7 @@ def bench_algorithms(settings: list[str], dim: int) -> dict[str, Any]:
     rounded up to even, ``init_std`` 2)."""
     from evolax import schema
     from evolax.algorithms import REGISTRY
-    from evolax.algorithms.cma_family import default_pop_size
+    from evolax.algorithms.cma.cma_family import default_pop_size
     from evolax.config import REGISTRIES, override
 
     names = [a for a in settings if "=" not in a]

@@ -5,12 +5,14 @@ Liu, Miikkulainen & Stone, 2022; Rechenberg, 1973)."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
-from evolax.algorithms.base import PopulationAlgorithm, S, normal
+from evolax.algorithms.base import PopulationAlgorithm, PopulationState, normal
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import PRNGKey
 from evolax.validation import (
@@ -71,6 +73,9 @@ def evaluated(fitness: Float[Array, " pop"]) -> Bool[Array, ""]:
     """Whether a generation with a finite fitness has been told (before it, every fitness is
     ``-inf`` and every row of the population is ``x0``)."""
     return jnp.any(fitness > -jnp.inf)
+
+
+S = TypeVar("S", bound=PopulationState)
 
 
 class TruncationGA(PopulationAlgorithm[S]):
@@ -142,12 +147,13 @@ def inherit(
 # ---- sizes --------------------------------------------------------------------------------
 
 
-def default_n_parents(n_parents: int | None, pop_size: int, divisor: int) -> int | None:
+def default_n_parents(n_parents: int | None, pop_size: int, divisor: int) -> int:
     """``n_parents``, or when it is ``None`` (and ``pop_size`` an integer) the default
-    truncation size ``max(1, pop_size // divisor)``."""
+    truncation size ``max(1, pop_size // divisor)``; ``None`` is returned as it is when
+    ``pop_size`` is not an integer, for the size checks to reject."""
     if n_parents is None and isinstance(pop_size, int):
         return max(1, pop_size // divisor)
-    return n_parents
+    return n_parents  # None only with a bad pop_size, which the size checks reject
 
 
 def check_ga_sizes(pop_size: int, n_parents: int, n_elites: int) -> None:
