@@ -1,13 +1,21 @@
 """Optimizers for the gradient-like steps of evolution strategies, as optax transformations."""
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import chex
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import optax
 
 from evolax.validation import check_in_interval, check_positive, check_positive_int
+
+
+def optimizer_field(make: Callable[..., optax.GradientTransformation], *args: Any) -> Any:
+    """A static ``optimizer`` field whose default is ``make(*args)`` (e.g.
+    ``optimizer_field(optax.adam, 0.01)``), built afresh for each instance."""
+    return eqx.field(static=True, default_factory=lambda: make(*args))
 
 
 class ClipUpState(NamedTuple):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import math
 
 import equinox as eqx
@@ -34,7 +35,46 @@ def check_sequence_shapes(
         )
 
 
-class Seq2Seq(Policy):
+class SequencePolicy(Policy):
+    """A policy that reads a batch of one-hot token sequences and decodes ``output_length``
+    tokens: ``init`` checks the shapes (:func:`check_sequence_shapes`) and ``apply`` the
+    observation's rank before the subclass's ``_init`` and ``_decode``."""
+
+    output_length: eqx.AbstractVar[int]
+
+    def init(
+        self, key: PRNGKey, obs_shape: tuple[int, ...], action_shape: tuple[int, ...]
+    ) -> Params:
+        """Parameters for one-hot ``obs_shape = (batch, in_len, vocab_in)`` and
+        ``action_shape = (batch, output_length, vocab_out)``."""
+        check_sequence_shapes(obs_shape, action_shape, self.output_length)
+        return self._init(key, obs_shape, action_shape)
+
+    def apply(
+        self, params: Params, obs: Float[Array, "batch in_len vocab_in"], state, key: PRNGKey
+    ) -> tuple[Float[Array, "batch out_len vocab_out"], EmptyState]:
+        """Token logits ``f32[batch, output_length, vocab_out]`` for a batch of sequences."""
+        del key
+        if obs.ndim != 3:
+            raise ValueError(
+                f"obs must be one-hot sequences (batch, length, vocabulary), got shape {obs.shape}"
+            )
+        return self._decode(params, obs), state
+
+    @abc.abstractmethod
+    def _init(
+        self, key: PRNGKey, obs_shape: tuple[int, ...], action_shape: tuple[int, ...]
+    ) -> Params:
+        """The parameters, for shapes :meth:`init` has checked."""
+
+    @abc.abstractmethod
+    def _decode(
+        self, params: Params, obs: Float[Array, "batch in_len vocab_in"]
+    ) -> Float[Array, "batch out_len vocab_out"]:
+        """The token logits of :meth:`apply`, for an observation of rank 3."""
+
+
+class Seq2Seq(SequencePolicy):
     """Encode a one-hot token sequence with an LSTM, then decode ``output_length`` tokens.
 
     The encoder reads the whole input from a zero state; the decoder starts from the
@@ -58,12 +98,7 @@ class Seq2Seq(Policy):
         check_positive_int("hidden_size", self.hidden_size)
         check_positive_int("output_length", self.output_length)
 
-    def init(
-        self, key: PRNGKey, obs_shape: tuple[int, ...], action_shape: tuple[int, ...]
-    ) -> Params:
-        """Parameters for one-hot ``obs_shape = (batch, in_len, vocab_in)`` and
-        ``action_shape = (batch, output_length, vocab_out)``."""
-        check_sequence_shapes(obs_shape, action_shape, self.output_length)
+    def _init(self, key, obs_shape, action_shape):
         vocab_in, vocab_out, hidden = obs_shape[2], action_shape[2], self.hidden_size
         encoder_key, decoder_key, out_key = jax.random.split(key, 3)
         return {
@@ -75,15 +110,7 @@ class Seq2Seq(Policy):
             },
         }
 
-    def apply(
-        self, params: Params, obs: Float[Array, "batch in_len vocab_in"], state, key: PRNGKey
-    ) -> tuple[Float[Array, "batch out_len vocab_out"], EmptyState]:
-        """Token logits ``f32[batch, output_length, vocab_out]`` for a batch of sequences."""
-        del key
-        if obs.ndim != 3:
-            raise ValueError(
-                f"obs must be one-hot sequences (batch, length, vocabulary), got shape {obs.shape}"
-            )
+    def _decode(self, params, obs):
         carry = lstm_zero_carry(obs.shape[0], self.hidden_size)
         carry, _ = jax.lax.scan(
             lambda carry, x: (lstm_step(params["encoder"], carry, x), None),
@@ -101,4 +128,4 @@ class Seq2Seq(Policy):
 
         start = jnp.zeros((obs.shape[0], vocab_out), obs.dtype)
         _, logits = jax.lax.scan(decode, (carry, start), None, length=self.output_length)
-        return jnp.swapaxes(logits, 0, 1), state
+        return jnp.swapaxes(logits, 0, 1)

@@ -9,8 +9,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from evolax.policies.base import EmptyState, Policy
-from evolax.policies.seq2seq import check_sequence_shapes
+from evolax.policies.seq2seq import SequencePolicy
 from evolax.seeded import dense
 from evolax.types import Params, PRNGKey
 from evolax.validation import check_positive_int
@@ -29,7 +28,7 @@ def _norm(x: Float[Array, "... d"], params: Params) -> Float[Array, "... d"]:
     return (x - mean) * jax.lax.rsqrt(var + 1e-5) * scale + shift
 
 
-class Transformer(Policy):
+class Transformer(SequencePolicy):
     """Causal self-attention and an MLP (pre-norm blocks), greedily decoding
     ``output_length`` tokens after a one-hot input sequence.
 
@@ -68,12 +67,7 @@ class Transformer(Policy):
                 f"d_model={self.d_model}"
             )
 
-    def init(
-        self, key: PRNGKey, obs_shape: tuple[int, ...], action_shape: tuple[int, ...]
-    ) -> Params:
-        """Parameters for one-hot ``obs_shape = (batch, in_len, vocab_in)`` and
-        ``action_shape = (batch, output_length, vocab_out)``."""
-        check_sequence_shapes(obs_shape, action_shape, self.output_length)
+    def _init(self, key, obs_shape, action_shape):
         d, length = self.d_model, obs_shape[1] + self.output_length
         keys = iter(jax.random.split(key, 4 + 4 * self.n_layers))
         norm = {"scale": jnp.ones(d), "shift": jnp.zeros(d)}
@@ -115,15 +109,7 @@ class Transformer(Policy):
             h = h + up @ block["down"]["w"] + block["down"]["b"][None, None]
         return _norm(h, params["norm"]) @ params["out"]["w"] + params["out"]["b"][None, None]
 
-    def apply(
-        self, params: Params, obs: Float[Array, "batch in_len vocab_in"], state, key: PRNGKey
-    ) -> tuple[Float[Array, "batch out_len vocab_out"], EmptyState]:
-        """Token logits ``f32[batch, output_length, vocab_out]`` for a batch of sequences."""
-        del key
-        if obs.ndim != 3:
-            raise ValueError(
-                f"obs must be one-hot sequences (batch, length, vocabulary), got shape {obs.shape}"
-            )
+    def _decode(self, params, obs):
         in_len, vocab_out = obs.shape[1], params["out"]["b"].shape[0]
         position = dense(params["position"])  # added, not multiplied: formed per member
         inputs = obs @ params["embed_in"]
@@ -141,4 +127,4 @@ class Transformer(Policy):
             return slots, logits
 
         _, logits = jax.lax.scan(decode, slots, jnp.arange(self.output_length))
-        return jnp.swapaxes(logits, 0, 1), state
+        return jnp.swapaxes(logits, 0, 1)

@@ -11,7 +11,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from evolax.drawing import draw_text
-from evolax.tasks.base import Task
+from evolax.tasks.base import ConstructedTask
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
 
@@ -37,7 +37,7 @@ def end_effector(angles: Float[Array, "... joints"]) -> Float[Array, "... 2"]:
     return jnp.stack([jnp.cos(absolute).sum(-1), jnp.sin(absolute).sum(-1)], axis=-1) / n
 
 
-class Arm(Task):
+class Arm(ConstructedTask):
     """A one-step task: the action ``[n_joints]`` in ``[0, 1]`` (clipped) sets the joint
     angles ``2 pi (a - 1/2)``. The reward is minus the standard deviation of the angles (the
     smoothest posture is the fittest; 0 at best); the descriptor is the end effector's
@@ -50,9 +50,6 @@ class Arm(Task):
     """
 
     n_joints: int = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
 
     descriptor_bounds = ((0.0, 0.0), (1.0, 1.0))
 

@@ -75,6 +75,36 @@ class Task(eqx.Module):
         raise NotImplementedError(f"{type(self).__name__} has no renderer")
 
 
+class ConstructedTask(Task):
+    """A task whose ``__init__`` works out its episode length and shapes (from an environment,
+    a dataset or its options) and sets them: ``max_steps``, ``obs_shape`` and ``action_shape``
+    are static fields."""
+
+    max_steps: int = eqx.field(static=True)
+    obs_shape: tuple[int, ...] = eqx.field(static=True)
+    action_shape: tuple[int, ...] = eqx.field(static=True)
+
+
+class ClassificationTask(ConstructedTask):
+    """A supervised one-step task whose action holds class logits (on the last axis): ``step``
+    records their ``argmax`` as the state's ``predictions``, rewards them with :meth:`score`
+    and is always done; ``reset`` draws the batch."""
+
+    def step(self, state, action, key: PRNGKey) -> tuple[object, Reward, Done]:
+        """Score the logits ``action`` (:meth:`score`); always done."""
+        del key
+        self.check_action(action)
+        predictions = jnp.argmax(action, axis=-1).astype(jnp.int32)
+        reward = self.score(state, action, predictions)
+        return state.replace(predictions=predictions), reward, jnp.ones([], bool)
+
+    @abc.abstractmethod
+    def score(
+        self, state, logits: Float[Array, "... classes"], predictions: Int[Array, "..."]
+    ) -> Reward:
+        """The reward of the ``logits`` (and their ``predictions``) for the batch in ``state``."""
+
+
 class MultiAgentTask(Task):
     """A task where ``n_agents`` members of the population act in ONE environment.
 

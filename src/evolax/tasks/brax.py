@@ -7,16 +7,17 @@ import functools
 import importlib
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Float, PyTree
+from jaxtyping import Array, Float
 
-from evolax.tasks.base import Task
+from evolax.tasks.base import ConstructedTask
+from evolax.tasks.spaces import EnvTaskState, flatten_obs
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
 
@@ -44,30 +45,52 @@ def registered_envs() -> list[str]:
     return sorted(getattr(_import_brax_envs(), "_envs", {}))
 
 
-def flatten_obs(obs: PyTree) -> Float[Array, " obs_dim"]:
-    """Every leaf of a Brax observation (an array, or a dict of arrays) raveled, cast to
-    ``float32`` and concatenated."""
-    leaves = [jnp.ravel(leaf).astype(jnp.float32) for leaf in jax.tree.leaves(obs)]
-    return jnp.concatenate(leaves) if len(leaves) > 1 else leaves[0]
-
-
 @chex.dataclass(frozen=True)
-class BraxTaskState:
-    """The state of one Brax episode.
-
-    Attributes:
-        obs: the flattened observation, ``f32[obs_dim]``.
-        env_state: Brax's own ``brax.envs.State``: ``pipeline_state`` (the physics state),
-            ``obs``, ``reward``, ``done``, ``metrics`` and ``info``, where
-            ``info["steps"]`` counts the episode's steps and ``info["truncation"]`` is 1 when
-            the episode ended by reaching ``max_steps`` rather than by termination.
-    """
-
-    obs: Float[Array, " obs_dim"]
-    env_state: PyTree
+class BraxTaskState(EnvTaskState):
+    """The state of one Brax episode: ``obs`` and Brax's own ``brax.envs.State`` as
+    ``env_state``: ``pipeline_state`` (the physics state), ``obs``, ``reward``, ``done``,
+    ``metrics`` and ``info``, where ``info["steps"]`` counts the episode's steps and
+    ``info["truncation"]`` is 1 when the episode ended by reaching ``max_steps`` rather than by
+    termination."""
 
 
-class Brax(Task):
+E = TypeVar("E", bound=EnvTaskState)
+
+
+class BraxLikeTask(ConstructedTask, Generic[E]):
+    """A task on an environment with Brax's interface (Brax's and MuJoCo Playground's):
+    ``reset(key)`` is the environment's ``reset(key)`` and ``step(state, action, key)`` its
+    ``step(env_state, action)`` (the dynamics take no key), whose state has ``obs``,
+    ``reward`` and ``done``; implicit rank promotion is allowed, as these environments rely
+    on it. The task's state is a ``state_type`` (``E``) of the flattened observation
+    (:func:`~evolax.tasks.spaces.flatten_obs`) and the environment's state."""
+
+    env: eqx.AbstractVar[Any]
+    state_type: ClassVar[type[EnvTaskState]]
+
+    def __check_init__(self):
+        check_positive_int("max_steps", self.max_steps)
+
+    def _state(self, env_state: Any) -> E:
+        return cast(E, self.state_type(obs=flatten_obs(env_state.obs), env_state=env_state))
+
+    def reset(self, key: PRNGKey) -> E:
+        with jax.numpy_rank_promotion("allow"):
+            env_state = self.env.reset(key)
+        return self._state(env_state)
+
+    def step(
+        self, state: E, action: Float[Array, " action_dim"], key: PRNGKey
+    ) -> tuple[E, Reward, Done]:
+        del key  # the dynamics are deterministic (randomness lives in the state's info)
+        self.check_action(action)
+        with jax.numpy_rank_promotion("allow"):
+            env_state = self.env.step(state.env_state, jnp.asarray(action, jnp.float32))
+        reward = jnp.asarray(env_state.reward, jnp.float32).reshape(())
+        return self._state(env_state), reward, jnp.asarray(env_state.done).reshape(()) != 0
+
+
+class Brax(BraxLikeTask[BraxTaskState]):
     """A Brax environment (ant, halfcheetah, humanoid, hopper, ...) as a task.
 
     The environment is ``brax.envs.create(env_name, episode_length=max_steps,
@@ -114,12 +137,11 @@ class Brax(Task):
             ``terminate_when_unhealthy=False`` or ``use_contact_forces=True``).
     """
 
+    state_type = BraxTaskState
+
     env: Any = eqx.field(static=True)
     env_name: str = eqx.field(static=True)
     backend: str = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
 
     def __init__(
         self, env_name: str, backend: str = "mjx", max_steps: int = 1000, **env_kwargs: Any
@@ -156,25 +178,6 @@ class Brax(Task):
             state = jax.eval_shape(env.reset, jax.random.key(0))
         self.obs_shape = (sum(math.prod(leaf.shape) for leaf in jax.tree.leaves(state.obs)),)
         self.action_shape = (int(env.action_size),)
-
-    def __check_init__(self):
-        check_positive_int("max_steps", self.max_steps)
-
-    def reset(self, key: PRNGKey) -> BraxTaskState:
-        with jax.numpy_rank_promotion("allow"):  # Brax relies on implicit rank promotion
-            env_state = self.env.reset(key)
-        return BraxTaskState(obs=flatten_obs(env_state.obs), env_state=env_state)
-
-    def step(
-        self, state: BraxTaskState, action: Float[Array, " action_dim"], key: PRNGKey
-    ) -> tuple[BraxTaskState, Reward, Done]:
-        del key  # Brax's dynamics are deterministic
-        self.check_action(action)
-        with jax.numpy_rank_promotion("allow"):
-            env_state = self.env.step(state.env_state, jnp.asarray(action, jnp.float32))
-        new_state = BraxTaskState(obs=flatten_obs(env_state.obs), env_state=env_state)
-        reward = jnp.asarray(env_state.reward, jnp.float32).reshape(())
-        return new_state, reward, jnp.asarray(env_state.done).reshape(()) != 0
 
     @property
     def sys(self) -> Any:

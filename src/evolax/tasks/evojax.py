@@ -18,14 +18,14 @@ import numpy as np
 from jaxtyping import Array
 
 from evolax.evojax_interop import add_batch_axis, import_evojax, legacy_key, remove_batch_axis
-from evolax.tasks.base import Task
+from evolax.tasks.base import ConstructedTask
 from evolax.types import Done, PRNGKey, Reward
 
 if TYPE_CHECKING:
     from evojax.task.base import VectorizedTask
 
 
-class EvoJAXTask(Task):
+class EvoJAXTask(ConstructedTask):
     """An EvoJAX ``VectorizedTask`` as an evolax task: one environment, batched by evolax.
 
     ``reset(key)`` converts evolax's typed key to EvoJAX's raw ``uint32[2]`` key
@@ -54,9 +54,6 @@ class EvoJAXTask(Task):
     """
 
     task: VectorizedTask = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
 
     def __init__(self, task: VectorizedTask):
         import_evojax("EvoJAXTask")

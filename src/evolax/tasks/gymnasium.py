@@ -12,7 +12,7 @@ from jaxtyping import Array, Float
 
 from evolax.host.envs import GymnasiumSpec, import_gymnasium
 from evolax.host.pool import Pool, WorkerPool, default_workers, get_pool
-from evolax.tasks.base import Task
+from evolax.tasks.base import ConstructedTask
 from evolax.tasks.spaces import ActionMap
 from evolax.types import PRNGKey
 from evolax.validation import check_positive, check_positive_int
@@ -28,7 +28,7 @@ def _pairs(kwargs: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((str(k), tuple(v) if isinstance(v, list) else v) for k, v in items))
 
 
-class Gymnasium(Task):
+class Gymnasium(ConstructedTask):
     """A gymnasium environment, evaluated by the host rollout engine.
 
     Its episodes do not run inside the compiled program: :func:`~evolax.rollout.evaluate`
@@ -72,14 +72,11 @@ class Gymnasium(Task):
 
     env_id: str = eqx.field(static=True)
     env_kwargs: tuple[tuple[str, Any], ...] = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
     n_workers: int = eqx.field(static=True)
     overlap: bool = eqx.field(static=True)
     timeout: float = eqx.field(static=True)
     backend: str = eqx.field(static=True)
     ray_address: str | None = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
     actions: ActionMap
 
     def __init__(

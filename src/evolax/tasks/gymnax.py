@@ -13,8 +13,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, PyTree
 
-from evolax.tasks.base import Task
-from evolax.tasks.spaces import ActionMap
+from evolax.tasks.base import ConstructedTask
+from evolax.tasks.spaces import ActionMap, EnvTaskState, flatten_obs
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
 
@@ -34,27 +34,13 @@ def _import_gymnax():
     return gymnax, spaces
 
 
-def flatten_obs(obs: PyTree) -> Float[Array, " obs_dim"]:
-    """Every leaf of a gymnax observation raveled, cast to ``float32`` and concatenated."""
-    leaves = [jnp.ravel(leaf).astype(jnp.float32) for leaf in jax.tree.leaves(obs)]
-    return jnp.concatenate(leaves) if len(leaves) > 1 else leaves[0]
-
-
 @chex.dataclass(frozen=True)
-class GymnaxTaskState:
-    """The state of one gymnax episode.
-
-    Attributes:
-        obs: the flattened observation, ``f32[obs_dim]``.
-        env_state: gymnax's own environment state (a flax struct dataclass; its ``time``
-            counts the episode's steps).
-    """
-
-    obs: Float[Array, " obs_dim"]
-    env_state: PyTree
+class GymnaxTaskState(EnvTaskState):
+    """The state of one gymnax episode: ``obs`` and gymnax's own environment state as
+    ``env_state`` (a flax struct dataclass; its ``time`` counts the episode's steps)."""
 
 
-class GymnaxTask(Task):
+class GymnaxTask(ConstructedTask):
     """A gymnax environment (CartPole-v1, Pendulum-v1, MinAtar, bsuite, ...) as a task.
 
     ``reset(key)`` is gymnax's ``env.reset(key, env_params)`` and ``step(state, action, key)``
@@ -96,9 +82,6 @@ class GymnaxTask(Task):
 
     env: Any = eqx.field(static=True)
     env_params: PyTree
-    max_steps: int = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
     actions: ActionMap
 
     def __init__(

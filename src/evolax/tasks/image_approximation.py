@@ -8,6 +8,7 @@ approximate a picture; EvoJAX ships it as the ``AbstractPainting01`` notebook.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Literal
 
 import chex
@@ -17,7 +18,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from evolax.drawing import CHAR_SIZE, draw_text
-from evolax.tasks.base import Task
+from evolax.tasks.base import ConstructedTask
 from evolax.tasks.raster import composite_planes
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_in_interval, check_positive_int
@@ -173,8 +174,8 @@ def decode_triangles(
 
 
 @chex.dataclass(frozen=True)
-class ImageApproximationState:
-    """The canvas.
+class CanvasState:
+    """The canvas of a triangle painting.
 
     Attributes:
         obs: ``f32[1]``, always zero (the task has nothing to observe).
@@ -186,16 +187,66 @@ class ImageApproximationState:
     canvas: Float[Array, "h w 3"]
 
 
-class TrianglePainting(Task):
+@chex.dataclass(frozen=True)
+class ImageApproximationState(CanvasState):
+    """The canvas (``obs``, ``canvas``: see :class:`CanvasState`)."""
+
+
+def captioned_sheet(images: Sequence[np.ndarray], captions: Sequence[str]) -> np.ndarray:
+    """Paintings in ``[0, 1]`` (``f32[h, w, 3]``, all one size) side by side on white, each
+    with its caption below, as ``uint8[H, W, 3]``; canvases narrower than 128 pixels are
+    enlarged (nearest neighbour) by a whole factor."""
+    from PIL import Image, ImageDraw
+
+    scale = max(1, -(-128 // images[0].shape[1]))
+    gap, caption = 8, CHAR_SIZE[1] + 6
+    height, width = images[0].shape[0] * scale, images[0].shape[1] * scale
+    n = len(images)
+    sheet = Image.new("RGB", (n * width + (n + 1) * gap, height + 2 * gap + caption), "white")
+    for i, pixels in enumerate(images):
+        image = Image.fromarray(np.rint(np.clip(pixels, 0, 1) * 255).astype(np.uint8))
+        image = image.resize((width, height), Image.Resampling.NEAREST)
+        sheet.paste(image, (gap + i * (width + gap), gap))
+    draw = ImageDraw.Draw(sheet)
+    for i, text in enumerate(captions):
+        draw_text(draw, (gap + i * (width + gap), gap + height + 4), text)
+    return np.asarray(sheet, dtype=np.uint8)
+
+
+class TrianglePainting(ConstructedTask):
     """A one-step task whose genome ``f32[n_triangles, 10]`` paints triangles on a canvas of
     ``height x width`` pixels (the decoding and painting :class:`ImageApproximation` describes);
-    subclasses score the painting."""
+    subclasses hold the ``background`` and ``alpha_scale`` and score the painting."""
 
     background: eqx.AbstractVar[Float[Array, "3"]]
     alpha_scale: eqx.AbstractVar[float]
-    squash: eqx.AbstractVar[str]
-    height: eqx.AbstractVar[int]
-    width: eqx.AbstractVar[int]
+    n_triangles: int = eqx.field(static=True)
+    height: int = eqx.field(static=True)
+    width: int = eqx.field(static=True)
+    squash: str = eqx.field(static=True)
+
+    def _set_painting(
+        self,
+        n_triangles: int,
+        size: tuple[int, int],
+        alpha_scale: float,
+        color: np.ndarray,
+        squash: str,
+    ) -> None:
+        """Set, in ``__init__``, the painting's fields from checked options
+        (:func:`check_painting_options`) and the one-step task's shapes."""
+        self.background = jnp.asarray(color, jnp.float32)
+        self.alpha_scale = float(alpha_scale)
+        self.n_triangles = n_triangles
+        self.height, self.width = size
+        self.squash = squash
+        self.max_steps = 1
+        self.obs_shape = (1,)
+        self.action_shape = (n_triangles, PARAMS_PER_TRIANGLE)
+
+    def empty_canvas(self) -> Float[Array, "h w 3"]:
+        """The canvas before painting: the background colour, ``f32[height, width, 3]``."""
+        return jnp.broadcast_to(self.background, (self.height, self.width, 3))
 
     def decode(
         self, action: Float[Array, "n 10"]
@@ -262,14 +313,7 @@ class ImageApproximation(TrianglePainting):
     target: Float[Array, "h w 3"]
     background: Float[Array, "3"]
     alpha_scale: float
-    n_triangles: int = eqx.field(static=True)
-    height: int = eqx.field(static=True)
-    width: int = eqx.field(static=True)
     loss: str = eqx.field(static=True)
-    squash: str = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
 
     def __init__(
         self,
@@ -285,21 +329,14 @@ class ImageApproximation(TrianglePainting):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
         self.target = jnp.asarray(load_target(target, size), jnp.float32)
-        self.height, self.width = self.target.shape[:2]
-        self.background = jnp.asarray(color, jnp.float32)
-        self.alpha_scale = float(alpha_scale)
-        self.n_triangles = n_triangles
+        height, width = self.target.shape[:2]
+        self._set_painting(n_triangles, (height, width), alpha_scale, color, squash)
         self.loss = loss
-        self.squash = squash
-        self.max_steps = 1
-        self.obs_shape = (1,)
-        self.action_shape = (n_triangles, PARAMS_PER_TRIANGLE)
 
     def reset(self, key: PRNGKey) -> ImageApproximationState:
         """An empty canvas (the background colour); the key is not used."""
         del key
-        canvas = jnp.broadcast_to(self.background, (self.height, self.width, 3))
-        return ImageApproximationState(obs=jnp.zeros(1, jnp.float32), canvas=canvas)
+        return ImageApproximationState(obs=jnp.zeros(1, jnp.float32), canvas=self.empty_canvas())
 
     def step(
         self, state: ImageApproximationState, action: Float[Array, "n 10"], key: PRNGKey
@@ -316,8 +353,6 @@ class ImageApproximation(TrianglePainting):
         """The painting (left) beside the target (right), captioned with the loss, as
         ``uint8[H, W, 3]``; canvases narrower than 128 pixels are enlarged (nearest neighbour)
         by a whole factor."""
-        from PIL import Image, ImageDraw
-
         canvas = np.asarray(state.canvas, dtype=np.float32)
         target = np.asarray(self.target, dtype=np.float32)
         if canvas.shape != target.shape:
@@ -326,16 +361,4 @@ class ImageApproximation(TrianglePainting):
             )
         diff = canvas - target
         loss = np.mean(diff**2) if self.loss == "l2" else np.mean(np.abs(diff))
-        scale = max(1, -(-128 // self.width))
-        gap, caption = 8, CHAR_SIZE[1] + 6
-        height, width = self.height * scale, self.width * scale
-        sheet = Image.new("RGB", (2 * width + 3 * gap, height + 2 * gap + caption), "white")
-        for i, pixels in enumerate((canvas, target)):
-            image = Image.fromarray(np.rint(np.clip(pixels, 0, 1) * 255).astype(np.uint8))
-            image = image.resize((width, height), Image.Resampling.NEAREST)
-            sheet.paste(image, (gap + i * (width + gap), gap))
-        draw = ImageDraw.Draw(sheet)
-        y = gap + height + 4
-        draw_text(draw, (gap, y), f"loss {loss:.4f}")
-        draw_text(draw, (2 * gap + width, y), "target")
-        return np.asarray(sheet, dtype=np.uint8)
+        return captioned_sheet([canvas, target], [f"loss {loss:.4f}", "target"])

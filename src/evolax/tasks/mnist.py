@@ -11,8 +11,8 @@ from jaxtyping import Array, Float, Int, UInt8
 
 from evolax.data.mnist import IMAGE_SHAPE, N_CLASSES, MnistData, load_mnist
 from evolax.drawing import CHAR_SIZE, draw_text
-from evolax.tasks.base import Task, mean_log_likelihood
-from evolax.types import Done, PRNGKey, Reward
+from evolax.tasks.base import ClassificationTask, mean_log_likelihood
+from evolax.types import PRNGKey, Reward
 from evolax.validation import check_positive_int
 
 
@@ -31,7 +31,7 @@ class MnistState:
     predictions: Int[Array, " batch"]
 
 
-class MNIST(Task):
+class MNIST(ClassificationTask):
     """Classify a batch of handwritten digits in one step (a supervised task).
 
     ``reset`` draws the batch; ``step`` scores the action, ``f32[batch, 10]`` class logits
@@ -59,9 +59,6 @@ class MNIST(Task):
     labels: Int[Array, " n"]
     batch_size: int = eqx.field(static=True)
     test: bool = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
 
     def __init__(self, batch_size: int = 1024, test: bool = False, data: MnistData | None = None):
         check_positive_int("batch_size", batch_size)
@@ -101,18 +98,13 @@ class MNIST(Task):
         obs = (images.astype(jnp.float32) / 255.0)[..., None]
         return MnistState(obs=obs, labels=labels, predictions=jnp.full_like(labels, -1))
 
-    def step(
-        self, state: MnistState, action: Float[Array, "batch 10"], key: PRNGKey
-    ) -> tuple[MnistState, Reward, Done]:
-        """Reward: mean log-likelihood of the labels (training) or accuracy (test); done."""
-        del key
-        self.check_action(action)
-        predictions = jnp.argmax(action, axis=-1).astype(jnp.int32)
+    def score(
+        self, state: MnistState, logits: Float[Array, "batch 10"], predictions: Int[Array, " batch"]
+    ) -> Reward:
+        """Mean log-likelihood of the labels (training) or accuracy (test)."""
         if self.test:
-            reward = jnp.mean((predictions == state.labels).astype(jnp.float32))
-        else:
-            reward = mean_log_likelihood(action, state.labels)
-        return state.replace(predictions=predictions), reward, jnp.ones([], bool)  # type: ignore[attr-defined]
+            return jnp.mean((predictions == state.labels).astype(jnp.float32))
+        return mean_log_likelihood(logits, state.labels)
 
     def render(self, state: MnistState, rows: int = 6, columns: int = 8) -> np.ndarray:
         """The first ``rows * columns`` digits, each captioned with its predicted class.

@@ -10,13 +10,9 @@ from typing import Any
 import chex
 import equinox as eqx
 import jax
-import jax.numpy as jnp
-from jaxtyping import Array, Float, PyTree
 
-from evolax.tasks.base import Task
-from evolax.tasks.brax import _check_env_name, flatten_obs
-from evolax.types import Done, PRNGKey, Reward
-from evolax.validation import check_positive_int
+from evolax.tasks.brax import BraxLikeTask, _check_env_name
+from evolax.tasks.spaces import EnvTaskState
 
 INSTALL_HINT = "pip install evolax[playground]"
 
@@ -39,20 +35,13 @@ def registered_envs() -> list[str]:
 
 
 @chex.dataclass(frozen=True)
-class PlaygroundState:
-    """The state of one Playground episode.
-
-    Attributes:
-        obs: the flattened observation, ``f32[obs_dim]``.
-        env_state: Playground's own ``State``: ``data`` (MJX's physics data), ``obs``,
-            ``reward``, ``done``, ``metrics`` and ``info``.
-    """
-
-    obs: Float[Array, " obs_dim"]
-    env_state: PyTree
+class PlaygroundState(EnvTaskState):
+    """The state of one Playground episode: ``obs`` and Playground's own ``State`` as
+    ``env_state``: ``data`` (MJX's physics data), ``obs``, ``reward``, ``done``, ``metrics``
+    and ``info``."""
 
 
-class Playground(Task):
+class Playground(BraxLikeTask[PlaygroundState]):
     """A MuJoCo Playground environment (``CartpoleBalance``, ``CheetahRun``,
     ``Go1JoystickFlatTerrain``, ...) as a task.
 
@@ -83,11 +72,10 @@ class Playground(Task):
             (``{"ctrl_dt": 0.02}``); ``impl`` defaults to ``"jax"``.
     """
 
+    state_type = PlaygroundState
+
     env: Any = eqx.field(static=True)
     env_name: str = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
 
     def __init__(
         self,
@@ -120,22 +108,3 @@ class Playground(Task):
             state = jax.eval_shape(env.reset, jax.random.key(0))
         self.obs_shape = (sum(int(leaf.size) for leaf in jax.tree.leaves(state.obs)),)
         self.action_shape = (int(env.action_size),)
-
-    def __check_init__(self):
-        check_positive_int("max_steps", self.max_steps)
-
-    def reset(self, key: PRNGKey) -> PlaygroundState:
-        with jax.numpy_rank_promotion("allow"):
-            env_state = self.env.reset(key)
-        return PlaygroundState(obs=flatten_obs(env_state.obs), env_state=env_state)
-
-    def step(
-        self, state: PlaygroundState, action: Float[Array, " action_dim"], key: PRNGKey
-    ) -> tuple[PlaygroundState, Reward, Done]:
-        del key  # the dynamics are deterministic; randomness lives in the state's info
-        self.check_action(action)
-        with jax.numpy_rank_promotion("allow"):
-            env_state = self.env.step(state.env_state, jnp.asarray(action, jnp.float32))
-        new_state = PlaygroundState(obs=flatten_obs(env_state.obs), env_state=env_state)
-        reward = jnp.asarray(env_state.reward, jnp.float32).reshape(())
-        return new_state, reward, jnp.asarray(env_state.done).reshape(()) != 0

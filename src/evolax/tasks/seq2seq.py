@@ -10,8 +10,8 @@ import numpy as np
 from jaxtyping import Array, Float, Int
 
 from evolax.drawing import text_image
-from evolax.tasks.base import Task, mean_log_likelihood
-from evolax.types import Done, PRNGKey, Reward
+from evolax.tasks.base import ClassificationTask, mean_log_likelihood
+from evolax.types import PRNGKey, Reward
 from evolax.validation import check_positive_int
 
 VOCAB = "0123456789+="
@@ -44,7 +44,7 @@ def _digits(x: Int[Array, "..."], n: int) -> Int[Array, "... n"]:
     return (x[..., None] // jnp.expand_dims(powers, range(x.ndim))) % 10
 
 
-class Seq2SeqAddition(Task):
+class Seq2SeqAddition(ClassificationTask):
     """Add two ``n``-digit numbers: read ``012+345=``, answer ``0357`` (one step).
 
     Operands are uniform in ``[0, 10**n)`` and written with leading zeros; the answer has
@@ -77,9 +77,6 @@ class Seq2SeqAddition(Task):
     n_digits: int = eqx.field(static=True)
     test: bool = eqx.field(static=True)
     reward: str = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
 
     def __init__(
         self,
@@ -151,21 +148,19 @@ class Seq2SeqAddition(Task):
         """A training batch drawn with ``key``, or the held-out problems in order."""
         return self.problems(self.held_out if self.test else self._training_problems(key))
 
-    def step(
-        self, state: Seq2SeqState, action: Float[Array, "batch out_len 10"], key: PRNGKey
-    ) -> tuple[Seq2SeqState, Reward, Done]:
-        """Score the answer logits with ``reward``; always done."""
-        del key
-        self.check_action(action)
-        predictions = jnp.argmax(action, axis=-1).astype(jnp.int32)
+    def score(
+        self,
+        state: Seq2SeqState,
+        logits: Float[Array, "batch out_len 10"],
+        predictions: Int[Array, "batch out_len"],
+    ) -> Reward:
+        """The answer logits scored with ``reward``."""
         correct = predictions == state.answers
         if self.reward == "cross_entropy":
-            reward = mean_log_likelihood(action, state.answers)
-        elif self.reward == "token_accuracy":
-            reward = jnp.mean(correct.astype(jnp.float32))
-        else:
-            reward = jnp.mean(jnp.all(correct, axis=-1).astype(jnp.float32))
-        return state.replace(predictions=predictions), reward, jnp.ones([], bool)  # type: ignore[attr-defined]
+            return mean_log_likelihood(logits, state.answers)
+        if self.reward == "token_accuracy":
+            return jnp.mean(correct.astype(jnp.float32))
+        return jnp.mean(jnp.all(correct, axis=-1).astype(jnp.float32))
 
     def render(self, state: Seq2SeqState, rows: int = 12) -> np.ndarray:
         """A table of the first ``rows`` problems: query, predicted answer, true answer."""

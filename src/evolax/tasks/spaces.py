@@ -1,4 +1,6 @@
-"""A policy's flat output as an environment's action: shared by the gymnax and gymnasium
+"""An environment's observations and actions as a policy's flat vectors, for the adapters of
+other libraries' environments: the flattened observation and the state that holds it with the
+environment's own (gymnax, Brax, Playground), and the action map of the gymnax and gymnasium
 adapters, whose ``Discrete`` and ``Box`` spaces have the same attributes."""
 
 from __future__ import annotations
@@ -6,11 +8,32 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Float
+from jaxtyping import Array, Float, PyTree
+
+
+def flatten_obs(obs: PyTree) -> Float[Array, " obs_dim"]:
+    """Every leaf of an environment's observation (an array, or a pytree of arrays such as a
+    dict) raveled, cast to ``float32`` and concatenated."""
+    leaves = [jnp.ravel(leaf).astype(jnp.float32) for leaf in jax.tree.leaves(obs)]
+    return jnp.concatenate(leaves) if len(leaves) > 1 else leaves[0]
+
+
+@chex.dataclass(frozen=True)
+class EnvTaskState:
+    """The state of one episode of another library's environment.
+
+    Attributes:
+        obs: the flattened observation, ``f32[obs_dim]`` (:func:`flatten_obs`).
+        env_state: the environment's own state.
+    """
+
+    obs: Float[Array, " obs_dim"]
+    env_state: PyTree
 
 
 class ActionMap(eqx.Module):

@@ -21,12 +21,12 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from evolax.drawing import CHAR_SIZE, draw_text
 from evolax.tasks.image_approximation import (
     DEFAULT_SIZE,
-    PARAMS_PER_TRIANGLE,
+    CanvasState,
     TrianglePainting,
     _check_size,
+    captioned_sheet,
     check_painting_options,
 )
 from evolax.types import Done, PRNGKey, Reward
@@ -66,18 +66,14 @@ def _bilinear_weights(
 
 
 @chex.dataclass(frozen=True)
-class TextGuidedPaintingState:
-    """The canvas and its score.
+class TextGuidedPaintingState(CanvasState):
+    """The canvas (``obs``, ``canvas``: see
+    :class:`~evolax.tasks.image_approximation.CanvasState`) and its score.
 
     Attributes:
-        obs: ``f32[1]``, always zero (the task has nothing to observe).
-        canvas: ``f32[height, width, 3]``, the painting in ``[0, 1]``: the background before
-            the step, the triangles of the last action after it.
         score: ``f32[]``, the reward of the last step (NaN before the first).
     """
 
-    obs: Float[Array, "1"]
-    canvas: Float[Array, "h w 3"]
     score: Float[Array, ""]
 
 
@@ -130,16 +126,9 @@ class TextGuidedPainting(TrianglePainting):
     scorer: Callable[[Float[Array, "h w 3"]], Float[Array, ""]]
     background: Float[Array, "3"]
     alpha_scale: float
-    n_triangles: int = eqx.field(static=True)
-    height: int = eqx.field(static=True)
-    width: int = eqx.field(static=True)
-    squash: str = eqx.field(static=True)
     n_crops: int = eqx.field(static=True)
     crop_scale: tuple[float, float] = eqx.field(static=True)
     crop_ratio: tuple[float, float] = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
-    obs_shape: tuple[int, ...] = eqx.field(static=True)
-    action_shape: tuple[int, ...] = eqx.field(static=True)
 
     def __init__(
         self,
@@ -171,15 +160,8 @@ class TextGuidedPainting(TrianglePainting):
                 f"{getattr(score, 'shape', type(score).__name__)}"
             )
         self.scorer = scorer
-        self.background = jnp.asarray(color, jnp.float32)
-        self.alpha_scale = float(alpha_scale)
-        self.n_triangles = n_triangles
-        self.height, self.width = height, width
-        self.squash = squash
+        self._set_painting(n_triangles, (height, width), alpha_scale, color, squash)
         self.n_crops = n_crops
-        self.max_steps = 1
-        self.obs_shape = (1,)
-        self.action_shape = (n_triangles, PARAMS_PER_TRIANGLE)
 
     def crop_boxes(self, key: PRNGKey | None) -> Float[Array, "n_crops 4"]:
         """The step's random crops, one ``(top, left, height, width)`` row each, in pixels
@@ -228,9 +210,8 @@ class TextGuidedPainting(TrianglePainting):
     def reset(self, key: PRNGKey) -> TextGuidedPaintingState:
         """An empty canvas (the background colour); the key is not used."""
         del key
-        canvas = jnp.broadcast_to(self.background, (self.height, self.width, 3))
         return TextGuidedPaintingState(
-            obs=jnp.zeros(1, jnp.float32), canvas=canvas, score=jnp.full([], jnp.nan)
+            obs=jnp.zeros(1, jnp.float32), canvas=self.empty_canvas(), score=jnp.full([], jnp.nan)
         )
 
     def step(
@@ -247,8 +228,6 @@ class TextGuidedPainting(TrianglePainting):
     def render(self, state: TextGuidedPaintingState) -> np.ndarray:
         """The painting captioned with its score, as ``uint8[H, W, 3]``; canvases narrower
         than 128 pixels are enlarged (nearest neighbour) by a whole factor."""
-        from PIL import Image, ImageDraw
-
         canvas = np.asarray(state.canvas, dtype=np.float32)
         if canvas.shape != (self.height, self.width, 3):
             raise ValueError(
@@ -256,12 +235,5 @@ class TextGuidedPainting(TrianglePainting):
                 f", got {canvas.shape}"
             )
         score = float(np.asarray(state.score))
-        scale = max(1, -(-128 // self.width))
-        gap, caption = 8, CHAR_SIZE[1] + 6
-        height, width = self.height * scale, self.width * scale
-        sheet = Image.new("RGB", (width + 2 * gap, height + 2 * gap + caption), "white")
-        image = Image.fromarray(np.rint(np.clip(canvas, 0, 1) * 255).astype(np.uint8))
-        sheet.paste(image.resize((width, height), Image.Resampling.NEAREST), (gap, gap))
         text = "not scored" if math.isnan(score) else f"score {score:.4f}"
-        draw_text(ImageDraw.Draw(sheet), (gap, gap + height + 4), text)
-        return np.asarray(sheet, dtype=np.uint8)
+        return captioned_sheet([canvas], [text])

@@ -1,13 +1,34 @@
-"""What the elitist baselines share: a current point with its fitness (hill climbing and
-gradientless descent), its start at ``x0``, and the elitist step :func:`climb`."""
+"""What the baselines share: a current point with its fitness (hill climbing and gradientless
+descent), its start at ``x0``, and the elitist step :func:`climb`; the decaying step size of
+hill climbing and simulated annealing (:class:`DecayingStep`)."""
 
 from __future__ import annotations
 
 import chex
+import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from evolax.algorithms.base import DistributionState
+from evolax.algorithms.base import DistributionState, check_std_decay
+from evolax.validation import check_positive
+
+
+class DecayingStep(eqx.Module):
+    """The leading fields of a Gaussian search whose step size ``std`` starts at ``init_std``
+    and decays geometrically to ``std_min`` (:func:`~evolax.algorithms.base.decayed_std`),
+    and their checks (:meth:`check_step`, for the algorithm's ``__check_init__`` to call
+    before its own); mixed in before the algorithm's base class, which documents them."""
+
+    pop_size: int = eqx.field(static=True)
+    init_std: float = 1.0
+    std_decay: float = 1.0
+    std_min: float = 0.0
+
+    def check_step(self) -> None:
+        """Raise unless ``init_std`` is positive, ``std_decay`` in ``(0, 1]`` and
+        ``std_min >= 0``."""
+        check_positive("init_std", self.init_std)
+        check_std_decay(self.std_decay, self.std_min)
 
 
 @chex.dataclass(frozen=True, kw_only=True)

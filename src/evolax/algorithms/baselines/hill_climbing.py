@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import chex
-import equinox as eqx
 import jax.numpy as jnp
 
-from evolax.algorithms.base import DistributionAlgorithm, check_std_decay, decayed_std, normal
-from evolax.algorithms.baselines.common import ClimbState, climb, climb_start
-from evolax.validation import check_positive
+from evolax.algorithms.base import DistributionAlgorithm, decayed_std, normal
+from evolax.algorithms.baselines.common import ClimbState, DecayingStep, climb, climb_start
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -19,7 +17,7 @@ class HillClimbingState(ClimbState):
     told: ``x0`` itself is never evaluated)."""
 
 
-class HillClimbing(DistributionAlgorithm[HillClimbingState]):
+class HillClimbing(DecayingStep, DistributionAlgorithm[HillClimbingState]):
     """Stochastic (Gaussian) hill climbing: the (1 + lambda)-ES of Rechenberg and Schwefel
     without step-size adaptation (Beyer & Schwefel, 2002, "Evolution strategies - A
     comprehensive introduction", Natural Computing 1, 3-52); evosax's ``HillClimbing``.
@@ -42,14 +40,8 @@ class HillClimbing(DistributionAlgorithm[HillClimbingState]):
         std_min: floor of ``std``, ``>= 0``.
     """
 
-    pop_size: int = eqx.field(static=True)
-    init_std: float = 1.0
-    std_decay: float = 1.0
-    std_min: float = 0.0
-
     def __check_init__(self):
-        check_positive("init_std", self.init_std)
-        check_std_decay(self.std_decay, self.std_min)
+        self.check_step()
 
     def _init(self, key, x0):
         del key

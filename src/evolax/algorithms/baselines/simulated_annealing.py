@@ -4,7 +4,6 @@ Vecchi, 1983)."""
 from __future__ import annotations
 
 import chex
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
@@ -12,10 +11,10 @@ from jaxtyping import Array, Bool, Float
 from evolax.algorithms.base import (
     PopulationAlgorithm,
     PopulationState,
-    check_std_decay,
     decayed_std,
     normal,
 )
+from evolax.algorithms.baselines.common import DecayingStep
 from evolax.validation import check_in_interval, check_non_negative, check_positive
 
 
@@ -43,7 +42,7 @@ def metropolis(
     return (delta >= 0) | (uniform < jnp.exp(delta / temperature))
 
 
-class SimulatedAnnealing(PopulationAlgorithm[SimulatedAnnealingState]):
+class SimulatedAnnealing(DecayingStep, PopulationAlgorithm[SimulatedAnnealingState]):
     """Simulated annealing (Kirkpatrick, Gelatt & Vecchi, 1983, "Optimization by Simulated
     Annealing", Science 220, 671-680) with Gaussian proposals, as evosax's
     ``SimulatedAnnealing``.
@@ -73,17 +72,12 @@ class SimulatedAnnealing(PopulationAlgorithm[SimulatedAnnealingState]):
         temperature_min: floor of ``T``, ``>= 0``.
     """
 
-    pop_size: int = eqx.field(static=True)
-    init_std: float = 1.0
-    std_decay: float = 1.0
-    std_min: float = 0.0
     init_temperature: float = 5.0
     temperature_decay: float = 0.999
     temperature_min: float = 0.5
 
     def __check_init__(self):
-        check_positive("init_std", self.init_std)
-        check_std_decay(self.std_decay, self.std_min)
+        self.check_step()
         check_positive("init_temperature", self.init_temperature)
         check_in_interval("temperature_decay", self.temperature_decay, 0, 1, low_open=True)
         check_non_negative("temperature_min", self.temperature_min)

@@ -14,7 +14,12 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, UInt32
 
 from evolax.algorithms.base import HIGHEST, PopulationAlgorithm, PopulationState, normal
-from evolax.algorithms.de.common import binomial_crossover, distinct_indices, greedy_selection
+from evolax.algorithms.de.common import (
+    binomial_crossover,
+    distinct_indices,
+    first_population,
+    greedy_selection,
+)
 from evolax.algorithms.noise import unit_uniform
 from evolax.types import PRNGKey
 
@@ -209,10 +214,8 @@ class AdaptiveDE(PopulationAlgorithm):
 
     def _adaptive_init(self, key, x0) -> dict:
         pop, dim = self.pop_size, x0.shape[0]
-        noise = normal(key, (pop, dim), x0)
         return dict(
-            population=x0[None] + self.init_std * noise,
-            fitness=jnp.full(pop, -jnp.inf, x0.dtype),
+            **first_population(key, x0, pop, self.init_std),
             archive=jnp.zeros((pop if self.archive else 0, dim), x0.dtype),
             archive_count=jnp.zeros([], jnp.int32),
             differential_weights=jnp.full(pop, 0.5, x0.dtype),

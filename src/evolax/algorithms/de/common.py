@@ -1,12 +1,27 @@
-"""What the differential-evolution variants share: distinct member indices, DE's mutations
-(rand/1, rand/2, current-to-rand/1), binomial crossover and one-to-one greedy selection."""
+"""What the differential-evolution variants share: the first population, distinct member
+indices, DE's mutations (rand/1, rand/2, current-to-rand/1), binomial crossover and one-to-one
+greedy selection."""
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, UInt32
 
+from evolax.algorithms.base import normal
 from evolax.algorithms.shaping import sanitize_fitness
+from evolax.types import PRNGKey
+
+
+def first_population(
+    key: PRNGKey, x0: Float[Array, " dim"], n: int, init_std: float | Float[Array, ""]
+) -> dict[str, Array]:
+    """The ``population`` and ``fitness`` of a DE state before its first ``tell``: ``n``
+    members ``x0 + init_std * N(0, I)`` (``[n, D]``), every fitness ``-inf`` (``[n]``)."""
+    noise = normal(key, (n, x0.shape[0]), x0)
+    return dict(
+        population=x0[None] + init_std * noise,
+        fitness=jnp.full(n, -jnp.inf, x0.dtype),
+    )
 
 
 def distinct_indices(bits: UInt32[Array, "pop n"]) -> Int[Array, "pop n"]:

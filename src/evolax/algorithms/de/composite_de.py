@@ -16,12 +16,12 @@ from evolax.algorithms.base import (
     PopulationAlgorithm,
     PopulationState,
     check_min_pop_size,
-    normal,
 )
 from evolax.algorithms.de.common import (
     binomial_crossover,
     current_to_rand_1,
     distinct_indices,
+    first_population,
     greedy_selection,
     rand_1,
     rand_2,
@@ -143,11 +143,7 @@ class CoDE(PopulationAlgorithm[CoDEState]):
         )
 
     def _init(self, key, x0):
-        noise = normal(key, (self.members, x0.shape[0]), x0)
-        return CoDEState(
-            population=x0[None] + self.init_std * noise,
-            fitness=jnp.full(self.members, -jnp.inf, x0.dtype),
-        )
+        return CoDEState(**first_population(key, x0, self.members, self.init_std))
 
     def _ask(self, key, state):
         x = state.population

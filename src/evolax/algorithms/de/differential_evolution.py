@@ -12,9 +12,13 @@ from evolax.algorithms.base import (
     PopulationAlgorithm,
     PopulationState,
     check_min_pop_size,
-    normal,
 )
-from evolax.algorithms.de.common import binomial_crossover, distinct_indices, greedy_selection
+from evolax.algorithms.de.common import (
+    binomial_crossover,
+    distinct_indices,
+    first_population,
+    greedy_selection,
+)
 from evolax.algorithms.noise import random_bits, unit_uniform
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import PRNGKey
@@ -136,11 +140,7 @@ class DifferentialEvolution(PopulationAlgorithm[DEState]):
         return distinct_indices(bits[:, dim : dim + 3]), unit_uniform(bits[:, :dim]), j_rand
 
     def _init(self, key, x0):
-        noise = normal(key, (self.pop_size, x0.shape[0]), x0)
-        return DEState(
-            population=x0[None] + self.init_std * noise,
-            fitness=jnp.full(self.pop_size, -jnp.inf, x0.dtype),
-        )
+        return DEState(**first_population(key, x0, self.pop_size, self.init_std))
 
     def _ask(self, key, state):
         indices, crossover_u, j_rand = self.draws(key, state.population[0])

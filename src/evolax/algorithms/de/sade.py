@@ -22,6 +22,7 @@ from evolax.algorithms.de.common import (
     binomial_crossover,
     current_to_rand_1,
     distinct_indices,
+    first_population,
     greedy_selection,
     rand_1,
     rand_2,
@@ -235,10 +236,8 @@ class SaDE(PopulationAlgorithm[SaDEState]):
 
     def _init(self, key, x0):
         n, lp, k = self.pop_size, self.learning_period, len(STRATEGIES)
-        noise = normal(key, (n, x0.shape[0]), x0)
         return SaDEState(
-            population=x0[None] + self.init_std * noise,
-            fitness=jnp.full(n, -jnp.inf, x0.dtype),
+            **first_population(key, x0, n, self.init_std),
             strategies=jnp.zeros(n, jnp.int32),
             crossover_rates=jnp.full(n, 0.5, x0.dtype),
             probabilities=jnp.full(k, 1.0 / k, x0.dtype),

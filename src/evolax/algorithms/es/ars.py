@@ -16,6 +16,7 @@ from evolax.algorithms.base import (
     normal,
 )
 from evolax.algorithms.shaping import Shaping, raw
+from evolax.optim import optimizer_field
 from evolax.validation import check_positive, check_positive_int
 
 
@@ -54,9 +55,7 @@ class ARS(GradientES[ARSState]):
 
     pop_size: int = eqx.field(static=True)
     top_directions: int | None = eqx.field(static=True, default=None)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.sgd(0.02)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.sgd, 0.02)
     init_std: float = 0.03
     fitness_shaping: Shaping = eqx.field(static=True, default=raw)
 

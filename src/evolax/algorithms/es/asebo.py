@@ -20,6 +20,7 @@ from evolax.algorithms.base import (
 )
 from evolax.algorithms.es.common import principal_directions, subspace_sample
 from evolax.algorithms.shaping import Shaping, raw
+from evolax.optim import optimizer_field
 from evolax.validation import (
     check_in_interval,
     check_positive,
@@ -96,9 +97,7 @@ class ASEBO(GradientES[ASEBOState]):
     """
 
     pop_size: int = eqx.field(static=True)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.adam(0.05)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.adam, 0.05)
     init_std: float = 0.1
     grad_decay: float = 0.99
     pca_threshold: float = 0.995

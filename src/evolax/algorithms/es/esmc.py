@@ -18,6 +18,7 @@ from evolax.algorithms.base import (
     normal,
 )
 from evolax.algorithms.shaping import Shaping, raw
+from evolax.optim import optimizer_field
 from evolax.validation import check_positive
 
 
@@ -59,9 +60,7 @@ class ESMC(GradientES[ESMCState]):
     """
 
     pop_size: int = eqx.field(static=True)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.adam(0.01)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.adam, 0.01)
     init_std: float = 0.1
     std_decay: float = 1.0
     std_min: float = 0.0

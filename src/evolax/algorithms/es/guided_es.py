@@ -22,6 +22,7 @@ from evolax.algorithms.base import (
 )
 from evolax.algorithms.es.common import principal_directions, subspace_sample
 from evolax.algorithms.shaping import Shaping, raw
+from evolax.optim import optimizer_field
 from evolax.types import Params
 from evolax.validation import check_in_interval, check_positive, check_positive_int
 
@@ -87,9 +88,7 @@ class GuidedES(GradientES[GuidedESState]):
 
     pop_size: int = eqx.field(static=True)
     subspace_dims: int = eqx.field(static=True, default=1)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.sgd(0.2)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.sgd, 0.2)
     init_std: float = 0.1
     alpha: float = 0.5
     beta: float = 1.0

@@ -13,6 +13,7 @@ from evolax.algorithms.base import check_std_decay
 from evolax.algorithms.es.open_es import OpenES, OpenESState
 from evolax.algorithms.shaping import Shaping, centered_rank
 from evolax.algorithms.stein import SteinES, kernel_average
+from evolax.optim import optimizer_field
 from evolax.validation import check_positive
 
 
@@ -90,9 +91,7 @@ class SVOpenES(SteinES[SVOpenESState]):
     init_spread: float | None = None
     kernel_std: float = 1.0
     alpha: float = 1.0
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.adam(0.01)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.adam, 0.01)
     std_decay: float = 1.0
     std_min: float = 0.0
     antithetic: bool = eqx.field(static=True, default=True)

@@ -20,6 +20,7 @@ from evolax.algorithms.base import (
 )
 from evolax.algorithms.shaping import Shaping, nes_utilities
 from evolax.algorithms.unbatched import one_at_a_time
+from evolax.optim import optimizer_field
 from evolax.validation import check_positive
 
 # vmapped (over seeds, say), one matrix per LAPACK call (see evolax.algorithms.unbatched)
@@ -78,9 +79,7 @@ class XNES(GradientES[XNESState]):
 
     pop_size: int = eqx.field(static=True)
     init_std: float = 1.0
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.sgd(1.0)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.sgd, 1.0)
     std_lr: float | None = None
     b_lr: float | None = None
     fitness_shaping: Shaping = eqx.field(static=True, default=nes_utilities)

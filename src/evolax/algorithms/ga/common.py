@@ -5,12 +5,14 @@ Liu, Miikkulainen & Stone, 2022; Rechenberg, 1973)."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
-from evolax.algorithms.base import PopulationAlgorithm, PopulationState, S, normal
+from evolax.algorithms.base import PopulationAlgorithm, PopulationState, normal
 from evolax.algorithms.shaping import sanitize_fitness
 from evolax.types import PRNGKey
 from evolax.validation import (
@@ -73,6 +75,9 @@ def evaluated(fitness: Float[Array, " pop"]) -> Bool[Array, ""]:
     return jnp.any(fitness > -jnp.inf)
 
 
+S = TypeVar("S", bound=PopulationState)
+
+
 class TruncationGA(PopulationAlgorithm[S]):
     """A GA on SimpleGA's generation (:func:`next_generation`): the ``n_elites`` best members
     kept unmutated, every other row a parent drawn uniformly from the ``n_parents`` best plus a
@@ -99,7 +104,7 @@ class TruncationGA(PopulationAlgorithm[S]):
 
     def _generation(
         self,
-        state: PopulationState,
+        state: S,
         parent_choice: Int[Array, " children"],
         noise: Float[Array, "pop dim"],
         mutation_std: float | Float[Array, ""] | Float[Array, "children 1"],
@@ -144,10 +149,11 @@ def inherit(
 
 def default_n_parents(n_parents: int | None, pop_size: int, divisor: int) -> int:
     """``n_parents``, or when it is ``None`` (and ``pop_size`` an integer) the default
-    truncation size ``max(1, pop_size // divisor)``."""
+    truncation size ``max(1, pop_size // divisor)``; ``None`` is returned as it is when
+    ``pop_size`` is not an integer, for the size checks to reject."""
     if n_parents is None and isinstance(pop_size, int):
         return max(1, pop_size // divisor)
-    return n_parents  # None with a pop_size not an int: check_ga_sizes refuses both
+    return n_parents  # None only with a bad pop_size, which the size checks reject
 
 
 def check_ga_sizes(pop_size: int, n_parents: int, n_elites: int) -> None:
