@@ -34,7 +34,7 @@ from evolax.layout import Choice, Layout
 from evolax.population import has_shared, is_shared
 from evolax.rollout.sharded import evaluate_on, mesh_split
 from evolax.rollout.teams import agents_per_unit
-from evolax.sharding import POP_AXIS, default_mesh
+from evolax.sharding import POP_AXIS
 from evolax.validation import check_positive_int
 
 if TYPE_CHECKING:
@@ -307,14 +307,11 @@ def timer(lowered: jax.stages.Lowered, inputs: Any) -> Callable[[], float]:
 
 def _meshes(trainer: Trainer) -> list[Mesh | None]:
     """The meshes a layout is chosen among: the trainer's explicit ``mesh``, or for
-    ``"auto"`` the default mesh (if there is one) and no mesh."""
-    if trainer.hosted:  # one device computes the actions of the host's episodes
-        return [None]
-    if trainer.mesh != "auto":
-        return [trainer.placed_mesh]
-    group = agents_per_unit(trainer.task)
-    mesh = default_mesh(trainer.algorithm.pop_size, trainer.n_repeats, group)
-    return [None] if mesh is None else [mesh, None]
+    ``"auto"`` the default mesh it resolved to (if there is one) and no mesh."""
+    mesh = trainer.placed_mesh
+    if mesh is None or trainer.mesh != "auto":
+        return [mesh]
+    return [mesh, None]
 
 
 def choose_layout(trainer: Trainer, state: TrainState, seeds: int = 1) -> Choice:
