@@ -21,12 +21,12 @@ from evolax.policies.base import Policy
 from evolax.policies.team import replicate
 from evolax.population import has_shared
 from evolax.rollout import EvalInfo
-from evolax.rollout.sharded import evaluate_on, mesh_split
+from evolax.rollout.sharded import evaluate_on, local_share, mesh_split
 from evolax.rollout.teams import agents_per_unit
 from evolax.sharding import POP_AXIS, default_mesh, even_split, population_mesh
-from evolax.tasks.base import MultiAgentTask, Task
+from evolax.tasks.base import Task
 from evolax.types import Metrics, PRNGKey
-from evolax.validation import check_positive_int, population_size
+from evolax.validation import check_positive_int
 
 
 def _place(state: TrainState, mesh: Mesh | None) -> TrainState:
@@ -121,12 +121,7 @@ class Trainer(eqx.Module):
     def __post_init__(self):
         self._check()
         self.placed_mesh = self._resolve_mesh()
-        pop_size = self.algorithm.pop_size
-        mesh = self.placed_mesh
-        split = mesh_split(mesh, pop_size, self.n_repeats, self.task)
-        local = (
-            pop_size // mesh.shape[POP_AXIS] if mesh is not None and split == "pop" else pop_size
-        )
+        local = local_share(self.placed_mesh, self.algorithm.pop_size, self.n_repeats, self.task)
         chunk = self.pop_chunk
         self.placed_chunk = local if chunk is None or chunk == "auto" else cast(int, chunk)
 
@@ -139,10 +134,11 @@ class Trainer(eqx.Module):
         check_positive_int("n_repeats", self.n_repeats)
         if not (isinstance(self.init_scale, int | float) and 0 <= self.init_scale < math.inf):
             raise ValueError(f"init_scale must be a finite number >= 0, got {self.init_scale!r}")
-        if isinstance(self.task, MultiAgentTask) and self.algorithm.pop_size % self.task.n_agents:
+        group = agents_per_unit(self.task)
+        if self.algorithm.pop_size % group:
             raise ValueError(
                 f"pop_size={self.algorithm.pop_size} must be a multiple of "
-                f"task.n_agents={self.task.n_agents}: each environment holds n_agents individuals"
+                f"task.n_agents={group}: each environment holds n_agents individuals"
             )
         if not (self.mesh is None or self.mesh == "auto" or isinstance(self.mesh, Mesh)):
             raise ValueError(f"mesh must be a jax.sharding.Mesh, None or 'auto', got {self.mesh!r}")
@@ -346,8 +342,7 @@ class Trainer(eqx.Module):
         check_positive_int("n_episodes", n_episodes)
         best, stats = self.solution(state)
         task = self.evaluation_task
-        copies = task.n_agents if isinstance(task, MultiAgentTask) else 1
-        population = replicate(best, copies)
+        population = replicate(best, agents_per_unit(task))
 
         def returns(key: PRNGKey, n: int) -> Array:
             return jnp.mean(self._test_returns(task, population, key, n, stats), axis=0)
@@ -364,7 +359,7 @@ class Trainer(eqx.Module):
         evenly."""
         mesh, split = self.placed_mesh, None
         if mesh is not None:
-            copies = population_size(population)
+            copies = agents_per_unit(task)  # the best solution, once per agent
             split = even_split(copies, n_episodes, mesh.shape[POP_AXIS], copies)
         mesh = None if split is None else mesh
         _, info = evaluate_on(

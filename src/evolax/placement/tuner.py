@@ -32,7 +32,7 @@ from jax.sharding import Mesh
 from evolax.cache import cache_dir
 from evolax.layout import Choice, Layout
 from evolax.population import has_shared, is_shared
-from evolax.rollout.sharded import evaluate_on, mesh_split
+from evolax.rollout.sharded import evaluate_on, local_share, mesh_split
 from evolax.rollout.teams import agents_per_unit
 from evolax.sharding import POP_AXIS
 from evolax.validation import check_positive_int
@@ -333,8 +333,7 @@ def choose_layout(trainer: Trainer, state: TrainState, seeds: int = 1) -> Choice
     options, meshes = [], {}
     for mesh in _meshes(trainer):
         devices = 1 if mesh is None else mesh.shape[POP_AXIS]
-        split = mesh_split(mesh, pop_size, trainer.n_repeats, trainer.task)
-        local = pop_size // devices if split == "pop" else pop_size
+        local = local_share(mesh, pop_size, trainer.n_repeats, trainer.task)
         if trainer.pop_chunk == "auto":
             chunks = chunk_candidates(local // group, group)
         else:

@@ -36,6 +36,13 @@ def mesh_split(mesh: Mesh | None, pop_size: int, n_repeats: int, task: Task) -> 
     return split_axis(pop_size, n_repeats, mesh.shape[POP_AXIS], agents_per_unit(task))
 
 
+def local_share(mesh: Mesh | None, pop_size: int, n_repeats: int, task: Task) -> int:
+    """Individuals each of ``mesh``'s devices evaluates: its slice of the population where the
+    devices split it (:func:`mesh_split`), else the whole population."""
+    split = mesh_split(mesh, pop_size, n_repeats, task)
+    return pop_size // mesh.shape[POP_AXIS] if mesh is not None and split == "pop" else pop_size
+
+
 def evaluate_on(
     policy: Policy,
     task: Task,
