@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from evolax.algorithms.base import Algorithm
 from evolax.checkpoint import CheckpointStore, flatten_state, unflatten_state
 from evolax.layout import Layout
 from evolax.logging import Sink, write_json_atomic
@@ -224,7 +225,8 @@ class WriteOutputs(Hook):
     name: ClassVar[str] = "outputs"
 
     def after_run(self, run: Progress) -> None:
-        if run.store is None:
+        declares = type(run.trainer.algorithm).outputs is not Algorithm.outputs
+        if run.store is None or not declares:  # no copy of a large state for nothing
             return
         algo_state = to_host(run.state.algo_state)
         states = (
