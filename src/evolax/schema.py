@@ -167,7 +167,10 @@ def fields(target: Any) -> list[Field]:
             continue
         factory = p.name in factories
         default = None if factory else p.default
-        result.append(Field(p.name, hints.get(p.name, Any), default, docs.get(p.name, ""), factory))
+        annotation = hints.get(p.name, Any)
+        if p.default is None and isinstance(annotation, type):  # a field resolved when made
+            annotation = typing.Optional[annotation]  # noqa: UP045 (annotation is a value)
+        result.append(Field(p.name, annotation, default, docs.get(p.name, ""), factory))
     return result
 
 

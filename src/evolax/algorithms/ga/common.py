@@ -5,7 +5,7 @@ Liu, Miikkulainen & Stone, 2022; Rechenberg, 1973)."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import equinox as eqx
 import jax
@@ -82,12 +82,26 @@ class TruncationGA(PopulationAlgorithm[S]):
     """A GA on SimpleGA's generation (:func:`next_generation`): the ``n_elites`` best members
     kept unmutated, every other row a parent drawn uniformly from the ``n_parents`` best plus a
     Gaussian mutation; until a generation has been told, ``x0 + init_std * N(0, I)`` around
-    the start point. A member sets the fields and says which mutation std each child gets."""
+    the start point. A member adds its fields and says which mutation std each child gets.
 
-    pop_size: eqx.AbstractVar[int]
-    n_parents: eqx.AbstractVar[int]
-    n_elites: eqx.AbstractVar[int]
-    init_std: eqx.AbstractVar[float]
+    Args:
+        pop_size: number of members, including the elites.
+        n_parents: truncation size ``T``, in ``[1, pop_size]``; ``None`` uses
+            ``max(1, pop_size // 2)``.
+        n_elites: members copied unmutated, in ``[0, n_parents]`` and below ``pop_size``.
+    """
+
+    if TYPE_CHECKING:  # a member's field, after its own (an AbstractVar would move it first)
+        init_std: float
+    pop_size: int = eqx.field(static=True)
+    n_parents: int = eqx.field(static=True, default=None)
+    n_elites: int = eqx.field(static=True, default=1)
+    parents_divisor: ClassVar[int] = 2
+
+    def __post_init__(self):
+        """Resolve ``n_parents`` and check the sizes, before any member's own checks."""
+        self.n_parents = default_n_parents(self.n_parents, self.pop_size, self.parents_divisor)
+        check_ga_sizes(self.pop_size, self.n_parents, self.n_elites)
 
     def _generation_draws(
         self, key: PRNGKey, like: Float[Array, " dim"]
@@ -216,6 +230,43 @@ def check_std_evolution(
     check_in_interval("std_meta", std_meta, 1, float("inf"), high_open=True)
     check_std_bounds(std_min, std_max)
     check_positive("init_std", init_std)
+
+
+class EvolvingStdGA(TruncationGA[S]):
+    """A :class:`TruncationGA` whose mutation stds evolve with the genomes (SAMR-GA, GESMR-GA):
+    the initial stds log-spaced from ``mutation_std_low`` to ``mutation_std_high``, mutated by
+    ``std_meta ** U(-1, 1)`` and clipped to ``[std_min, std_max]``. Kumar et al.'s defaults.
+
+    Args:
+        mutation_std_low: the smallest initial mutation std, positive.
+        mutation_std_high: the largest initial mutation std, ``>= mutation_std_low``; the
+            initial stds are log-spaced between the two (equal bounds give one std).
+        std_meta: the factor ``beta`` of the std mutation ``sigma * beta ** U(-1, 1)``, >= 1.
+        std_min: lower bound of every mutated std, ``>= 0``.
+        std_max: upper bound of every mutated std, ``>= std_min``; ``None`` for none.
+        init_std: spread of the first generation around ``x0``, positive.
+    """
+
+    mutation_std_low: float = 1e-3
+    mutation_std_high: float = 1e3
+    std_meta: float = 2.0
+    std_min: float = 0.0
+    std_max: float | None = None
+    init_std: float = 1.0
+
+    def __check_init__(self):
+        check_std_evolution(
+            self.mutation_std_low,
+            self.mutation_std_high,
+            self.std_meta,
+            self.std_min,
+            self.std_max,
+            self.init_std,
+        )
+
+    def _healthy(self, state):
+        """Finite, non-negative mutation stds."""
+        return sound_stds(state.mutation_std)
 
 
 def log_spaced(low, high, n: int, like: Array) -> Float[Array, " n"]:

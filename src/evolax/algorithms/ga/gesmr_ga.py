@@ -15,15 +15,11 @@ from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import PopulationState
 from evolax.algorithms.ga.common import (
-    TruncationGA,
-    check_ga_sizes,
-    check_std_evolution,
-    default_n_parents,
+    EvolvingStdGA,
     evaluated,
     geometric_mean,
     inherit,
     log_spaced,
-    sound_stds,
     unevaluated,
 )
 from evolax.types import PRNGKey
@@ -83,7 +79,7 @@ def select_stds(
     return jnp.concatenate([ranked[:1], children])
 
 
-class GESMRGA(TruncationGA[GESMRGAState]):
+class GESMRGA(EvolvingStdGA[GESMRGAState]):
     """Group elite selection of mutation rates (GESMR; Kumar, Liu, Miikkulainen & Stone, 2022,
     "Effective Mutation Rate Adaptation through Group Elite Selection", GECCO).
 
@@ -109,61 +105,19 @@ class GESMRGA(TruncationGA[GESMRGAState]):
     too; it defaults to one group, starts every std at 1 and clips them to ``[0, 10]``.
 
     Args:
-        pop_size: number of members, including the elites.
-        n_parents: truncation size ``T``, in ``[1, pop_size]``; ``None`` uses
-            ``max(1, pop_size // 2)``.
-        n_elites: members copied unmutated, in ``[0, n_parents]`` and below ``pop_size``.
         n_groups: number of mutation stds, each used by a group of children, in
             ``[1, pop_size - n_elites]``; ``None`` uses ``max(1, isqrt(pop_size - n_elites))``.
             With one group the std never changes.
-        mutation_std_low: the smallest initial mutation std, positive.
-        mutation_std_high: the largest initial mutation std, ``>= mutation_std_low``; the
-            initial stds are log-spaced between the two over the groups.
-        std_meta: the factor ``beta`` of the std mutation ``sigma * beta ** U(-1, 1)``, >= 1.
-        std_min: lower bound of every mutated std, ``>= 0``.
-        std_max: upper bound of every mutated std, ``>= std_min``; ``None`` for none.
-        init_std: spread of the first generation around ``x0``, positive.
     """
 
-    pop_size: int = eqx.field(static=True)
-    n_parents: int = eqx.field(static=True)
-    n_elites: int = eqx.field(static=True)
-    n_groups: int = eqx.field(static=True)
-    mutation_std_low: float
-    mutation_std_high: float
-    std_meta: float
-    std_min: float
-    std_max: float | None
-    init_std: float
+    n_groups: int = eqx.field(static=True, default=None)
 
-    def __init__(
-        self,
-        pop_size: int,
-        n_parents: int | None = None,
-        n_elites: int = 1,
-        n_groups: int | None = None,
-        mutation_std_low: float = 1e-3,
-        mutation_std_high: float = 1e3,
-        std_meta: float = 2.0,
-        std_min: float = 0.0,
-        std_max: float | None = None,
-        init_std: float = 1.0,
-    ):
-        self.pop_size = pop_size
-        self.n_parents = default_n_parents(n_parents, pop_size, 2)
-        self.n_elites = n_elites
-        if n_groups is None and isinstance(pop_size, int) and isinstance(n_elites, int):
-            n_groups = max(1, math.isqrt(max(pop_size - n_elites, 0)))
-        self.n_groups = n_groups
-        self.mutation_std_low = mutation_std_low
-        self.mutation_std_high = mutation_std_high
-        self.std_meta = std_meta
-        self.std_min = std_min
-        self.std_max = std_max
-        self.init_std = init_std
+    def __post_init__(self):
+        super().__post_init__()
+        if self.n_groups is None and isinstance(self.pop_size, int):
+            self.n_groups = max(1, math.isqrt(max(self.pop_size - self.n_elites, 0)))
 
     def __check_init__(self):
-        check_ga_sizes(self.pop_size, self.n_parents, self.n_elites)
         check_positive_int("n_groups", self.n_groups)
         if self.n_groups > self.pop_size - self.n_elites:
             raise ValueError(
@@ -171,14 +125,6 @@ class GESMRGA(TruncationGA[GESMRGAState]):
                 f"[1, {self.pop_size - self.n_elites}] (a child per group at least), "
                 f"got {self.n_groups}"
             )
-        check_std_evolution(
-            self.mutation_std_low,
-            self.mutation_std_high,
-            self.std_meta,
-            self.std_min,
-            self.std_max,
-            self.init_std,
-        )
 
     @property
     def n_std_parents(self) -> int:
@@ -242,7 +188,3 @@ class GESMRGA(TruncationGA[GESMRGAState]):
         stds = jnp.where(had_parents, selected, state.mutation_std)
         new_state = state.replace(population=x, fitness=fitness, mutation_std=stds)
         return new_state, {"std": geometric_mean(stds), "elite_std": stds[0]}
-
-    def _healthy(self, state):
-        """Finite, non-negative mutation stds."""
-        return sound_stds(state.mutation_std)

@@ -12,15 +12,11 @@ from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import PopulationState
 from evolax.algorithms.ga.common import (
-    TruncationGA,
-    check_ga_sizes,
-    check_std_evolution,
-    default_n_parents,
+    EvolvingStdGA,
     evaluated,
     geometric_mean,
     inherit,
     log_spaced,
-    sound_stds,
     unevaluated,
 )
 from evolax.algorithms.ga.common import check_initial_stds as check_initial_stds
@@ -45,7 +41,7 @@ class SAMRGAState(PopulationState):
     asked_std: Float[Array, " pop"]
 
 
-class SAMRGA(TruncationGA[SAMRGAState]):
+class SAMRGA(EvolvingStdGA[SAMRGAState]):
     """Self-adaptive mutation rates (SAMR) in SimpleGA's generation, as compared by Kumar, Liu,
     Miikkulainen & Stone (2022), "Effective Mutation Rate Adaptation through Group Elite
     Selection" (GECCO).
@@ -68,67 +64,10 @@ class SAMRGA(TruncationGA[SAMRGAState]):
     ``[0, 10]``, and mutates the best member and its std too (it keeps no elite).
 
     Args:
-        pop_size: number of members, including the elites.
-        n_parents: truncation size ``T``, in ``[1, pop_size]``; ``None`` uses
-            ``max(1, pop_size // 2)``.
-        n_elites: members copied unmutated (genome and std), in ``[0, n_parents]`` and below
-            ``pop_size``.
-        mutation_std_low: the smallest initial mutation std, positive.
-        mutation_std_high: the largest initial mutation std, ``>= mutation_std_low``; the
-            initial stds are log-spaced between the two over the members (equal bounds give
-            every member the same std).
-        std_meta: the factor ``beta`` of the std mutation ``sigma * beta ** U(-1, 1)``, >= 1.
-        std_min: lower bound of every mutated std, ``>= 0``.
-        std_max: upper bound of every mutated std, ``>= std_min``; ``None`` for none.
         mutate_std_first: mutate a child's genome with its new std rather than its parent's.
-        init_std: spread of the first generation around ``x0``, positive.
     """
 
-    pop_size: int = eqx.field(static=True)
-    n_parents: int = eqx.field(static=True)
-    n_elites: int = eqx.field(static=True)
-    mutation_std_low: float
-    mutation_std_high: float
-    std_meta: float
-    std_min: float
-    std_max: float | None
-    mutate_std_first: bool = eqx.field(static=True)
-    init_std: float
-
-    def __init__(
-        self,
-        pop_size: int,
-        n_parents: int | None = None,
-        n_elites: int = 1,
-        mutation_std_low: float = 1e-3,
-        mutation_std_high: float = 1e3,
-        std_meta: float = 2.0,
-        std_min: float = 0.0,
-        std_max: float | None = None,
-        mutate_std_first: bool = False,
-        init_std: float = 1.0,
-    ):
-        self.pop_size = pop_size
-        self.n_parents = default_n_parents(n_parents, pop_size, 2)
-        self.n_elites = n_elites
-        self.mutation_std_low = mutation_std_low
-        self.mutation_std_high = mutation_std_high
-        self.std_meta = std_meta
-        self.std_min = std_min
-        self.std_max = std_max
-        self.mutate_std_first = mutate_std_first
-        self.init_std = init_std
-
-    def __check_init__(self):
-        check_ga_sizes(self.pop_size, self.n_parents, self.n_elites)
-        check_std_evolution(
-            self.mutation_std_low,
-            self.mutation_std_high,
-            self.std_meta,
-            self.std_min,
-            self.std_max,
-            self.init_std,
-        )
+    mutate_std_first: bool = eqx.field(static=True, default=False)
 
     def draws(
         self, key: PRNGKey, like: Float[Array, " dim"]
@@ -168,7 +107,3 @@ class SAMRGA(TruncationGA[SAMRGAState]):
         del key
         new_state = state.replace(population=x, fitness=fitness, mutation_std=state.asked_std)
         return new_state, {"std": geometric_mean(state.asked_std)}
-
-    def _healthy(self, state):
-        """Finite, non-negative mutation stds."""
-        return sound_stds(state.mutation_std)

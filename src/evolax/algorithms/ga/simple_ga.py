@@ -4,17 +4,13 @@ Neural Networks for Reinforcement Learning")."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import chex
-import equinox as eqx
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import PopulationState
-from evolax.algorithms.ga.common import (
-    TruncationGA,
-    check_ga_sizes,
-    default_n_parents,
-    unevaluated,
-)
+from evolax.algorithms.ga.common import TruncationGA, unevaluated
 from evolax.algorithms.ga.common import next_generation as next_generation  # its old home
 from evolax.types import PRNGKey
 from evolax.validation import check_positive
@@ -52,37 +48,23 @@ class SimpleGA(TruncationGA[SimpleGAState]):
     elite ahead of a finite one.
 
     Args:
-        pop_size: number of members, including the elites.
         n_parents: truncation size ``T``, in ``[1, pop_size]``; ``None`` uses
             ``max(1, pop_size // 5)``.
-        n_elites: members copied unmutated, in ``[0, n_parents]`` and below ``pop_size``.
         mutation_std: the mutation power ``sigma``, positive.
         init_std: spread of the first generation around ``x0``; ``None`` uses
             ``mutation_std``.
     """
 
-    pop_size: int = eqx.field(static=True)
-    n_parents: int = eqx.field(static=True)
-    n_elites: int = eqx.field(static=True)
-    mutation_std: float
-    init_std: float
+    mutation_std: float = 0.1
+    init_std: float = None  # type: ignore[assignment]  # None: mutation_std
+    parents_divisor: ClassVar[int] = 5
 
-    def __init__(
-        self,
-        pop_size: int,
-        n_parents: int | None = None,
-        n_elites: int = 1,
-        mutation_std: float = 0.1,
-        init_std: float | None = None,
-    ):
-        self.pop_size = pop_size
-        self.n_parents = default_n_parents(n_parents, pop_size, 5)
-        self.n_elites = n_elites
-        self.mutation_std = mutation_std
-        self.init_std = mutation_std if init_std is None else init_std
+    def __post_init__(self):
+        super().__post_init__()
+        if self.init_std is None:
+            self.init_std = self.mutation_std
 
     def __check_init__(self):
-        check_ga_sizes(self.pop_size, self.n_parents, self.n_elites)
         check_positive("mutation_std", self.mutation_std)
         check_positive("init_std", self.init_std)
 
