@@ -60,6 +60,8 @@ class RunLock:
         folder.mkdir(parents=True, exist_ok=True)
         self.path = (folder / LOCK_FILE).resolve()
         self._held = True
+        #: the last holder's line, where a run that died holding the folder left one
+        self.stale: dict[str, Any] = {}
         if self.path in _HELD:
             fd, count = _HELD[self.path]
             _HELD[self.path] = (fd, count + 1)
@@ -76,7 +78,6 @@ class RunLock:
         except BaseException:
             os.close(fd)
             raise
-        #: the last holder's line, where a run that died holding the folder left one
         self.stale = read_holder(folder)
         holder = {
             "pid": os.getpid(),

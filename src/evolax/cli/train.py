@@ -19,7 +19,6 @@ from evolax.runlock import RunLock
 from evolax.sharding import initialize_distributed, request_cpu_devices
 
 
-
 def _mesh(devices: int, pop_size: int, n_repeats: int, group: int = 1):
     """A population mesh over ``devices`` devices, which must split the population into whole
     groups (``group``: individuals that share one environment) or else its ``n_repeats``
