@@ -55,6 +55,7 @@ def offline(monkeypatch):
         raise OSError(f"network unreachable: {url}")
 
     monkeypatch.setattr(mnist, "_fetch", refuse)
+    monkeypatch.setattr(mnist, "_answering", lambda mirrors, timeout: list(mirrors))
     monkeypatch.delenv("EVOLAX_DATA_DIR", raising=False)
 
 
@@ -223,6 +224,23 @@ def test_a_resume_checks_the_configuration_against_the_checkpoint_first(run_dir,
         "resumed run may change only run.generations, run.log_interval, run.test_interval, "
         "run.checkpoint_interval, run.keep_checkpoints, run.cpu_devices, host)"
     ]
+
+
+def test_render_checks_that_the_task_draws_before_any_work(run_dir, tmp_path, capsys):
+    """A task without a renderer is refused before any checkpoint is read or episode run (it
+    took 63 s of work before): here the checkpoints hold another task's state, which reading
+    them would have reported instead."""
+    import json
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    config = json.loads((copy / "config.json").read_text())
+    config["task"] = {"name": "gymnax:Pendulum-v1"}
+    (copy / "config.json").write_text(json.dumps(config))
+    assert cli.main(["render", str(copy)]) == 2
+    assert capsys.readouterr().err == "evolax render: error: GymnaxTask has no renderer\n"
+    assert not (copy / "episode.gif").exists()
 
 
 def test_there_are_at_least_25_cases():

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evolax import __version__
-from evolax.cli.common import check_run_dir, print_if
+from evolax.cli.common import check_run_dir, over_episodes, print_if
 from evolax.cli.parser import assignments, config_source
 from evolax.config import build_trainer, dump, resolve, run_settings
 from evolax.data.mnist import DATA_DIR_ENV as DATA_ENV
@@ -157,7 +157,8 @@ def _train(
     else:
         scores = (
             f"final test score {_score(s['final_test_mean'])} +- "
-            f"{_score(s['final_test_std'])} over {run.test_episodes} episodes; best "
+            f"{_score(s['final_test_std'])} "
+            f"{over_episodes(run.test_episodes, trainer.evaluation_task)}; best "
             f"{_score(s['best_test_mean'])}"
         )
     suffix = "_median" if "seeds" in s else ""
