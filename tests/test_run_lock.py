@@ -11,7 +11,7 @@ import time
 import pytest
 
 from evolax.runlock import LOCK_FILE, RunFolderBusy, RunLock, read_holder
-from helpers import evolax_command, run_evolax
+from helpers import run_evolax, start_evolax
 
 FLAGS = [
     "cartpole", "--pop-size", "8", "--n-repeats", "2", "--max-steps", "50",
@@ -62,12 +62,8 @@ def test_two_runs_into_one_folder_and_a_resume_of_a_live_run_are_refused(tmp_pat
     over, removes the half-written checkpoint it left, and the metrics hold every generation
     once."""
     live = tmp_path / "live"
-    first = subprocess.Popen(
-        evolax_command("train", *FLAGS, "--generations", "1000000", "--run-dir", live),
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    first = start_evolax(
+        "train", *FLAGS, "--generations", "1000000", "--run-dir", live, cwd=tmp_path
     )
     try:
         _wait_for(lambda: (live / "checkpoints" / "5").exists(), first)

@@ -334,11 +334,13 @@ def train(
             tensorboard, hooks, sinks,
         )  # fmt: skip
     finally:
-        if store is not None:
-            store.close()
-            store.remove_partial()  # a save cut short (an error, a second Ctrl-C)
-        if lock is not None:
-            lock.release()
+        try:
+            if store is not None:
+                store.close()
+                store.remove_partial()  # a save cut short (an error, a second Ctrl-C)
+        finally:
+            if lock is not None:
+                lock.release()
 
 
 def _train(
