@@ -67,10 +67,12 @@ def test_two_runs_into_one_folder_and_a_resume_of_a_live_run_are_refused(tmp_pat
     )
     try:
         _wait_for(lambda: (live / "checkpoints" / "5").exists(), first)
-        for second in (["train", *FLAGS, "--run-dir", live], ["train", "--resume", live]):
-            result = run_evolax(*second, "--generations", "10", cwd=tmp_path)
-            assert result.returncode == 2
-            (line,) = result.stderr.splitlines()  # one line, no traceback
+        tries = [["train", *FLAGS, "--run-dir", live], ["train", "--resume", live]]
+        seconds = [start_evolax(*t, "--generations", "10", cwd=tmp_path) for t in tries]
+        for second in seconds:  # both at once
+            _, err = second.communicate(timeout=300)
+            assert second.returncode == 2
+            (line,) = err.splitlines()  # one line, no traceback
             assert line.startswith(
                 f"evolax train: error: {live} is in use by process {first.pid} on "
             )
