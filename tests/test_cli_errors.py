@@ -59,16 +59,29 @@ def offline(monkeypatch):
     monkeypatch.delenv("EVOLAX_DATA_DIR", raising=False)
 
 
-@pytest.fixture
-def no_brax(monkeypatch):
+def _hide(monkeypatch, package):
+    """Imports of ``package`` fail, as where it is not installed."""
     real_import = builtins.__import__
 
-    def hide_brax(name, *args, **kwargs):
-        if name == "brax" or name.startswith("brax."):
+    def hide(name, *args, **kwargs):
+        if name == package or name.startswith(package + "."):
             raise ImportError(f"No module named {name!r}")
         return real_import(name, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "__import__", hide_brax)
+    monkeypatch.setattr(builtins, "__import__", hide)
+
+
+@pytest.fixture
+def no_brax(monkeypatch):
+    _hide(monkeypatch, "brax")
+
+
+@pytest.fixture
+def no_tensorboardx(monkeypatch, tmp_path):
+    """No tensorboardX, and the layout measured, so that asking late would cost compiling."""
+    _hide(monkeypatch, "tensorboardX")
+    monkeypatch.setenv("EVOLAX_MEASURE_LAYOUT", "1")
+    monkeypatch.setattr("evolax.placement.tuner.choose", lambda *a, **k: pytest.fail("tuned"))
 
 
 # (arguments, fixtures the case needs, what the one line must say); {files}, {run} and
@@ -131,6 +144,11 @@ CASES = [
         ["train", "brax", "--pop-size", "4"],
         ["no_brax"],
         "the Brax task needs the optional brax package: pip install evolax[brax]",
+    ),
+    (
+        ["train", "cartpole", *TINY, "--tensorboard", "--run-dir", "{files}/tb"],
+        ["files", "no_tensorboardx"],
+        "TensorBoard logging needs tensorboardX: pip install 'evolax[tensorboard]'",
     ),
     (["train", "--resume", "{files}/empty"], ["files"], "is not an evolax run folder"),
     (

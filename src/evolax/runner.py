@@ -38,6 +38,7 @@ from evolax.logging import (
     ProgressBar,
     Sink,
     TensorBoardSink,
+    summary_writer,
     truncate_rows,
     write_json_atomic,
 )
@@ -308,6 +309,8 @@ def train(
         hooks = standard_hooks(log_interval, test_interval, n_test_episodes, checkpoint_interval)
     if resume and run_dir is None:
         raise ValueError("resume needs a run_dir")
+    if tensorboard:
+        summary_writer()  # installed? asked before any work
     seeds = None if isinstance(seed, int) else [int(s) for s in seed]
     if seeds is not None and (not seeds or len(set(seeds)) != len(seeds)):
         raise ValueError(f"seed must be an int or distinct ints, got {seed!r}")
