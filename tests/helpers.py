@@ -74,6 +74,13 @@ def run_evolax(*args, cwd) -> subprocess.CompletedProcess:
     )
 
 
+def start_evolax(*args, cwd) -> subprocess.Popen:
+    """Start `evolax ARGS` in ``cwd`` in the background; its output captured as text."""
+    return subprocess.Popen(
+        evolax_command(*args), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
 def metric_rows(run_dir, kind: str, drop_wall_time: bool = False) -> list[dict]:
     """The rows of one kind in a run's metrics.jsonl."""
     from evolax.logging import read_rows

@@ -97,3 +97,19 @@ def test_configs_lists_presets(tmp_path):
 def test_version(tmp_path):
     result = run_evolax("--version", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout.startswith("evolax ")
+
+
+def test_a_whole_test_set_is_not_counted_in_episodes():
+    """MNIST's test is its whole test set, once: `eval` said "over 1 episodes"."""
+    import numpy as np
+
+    from evolax import CartPoleSwingUp
+    from evolax.cli.common import over_episodes
+    from evolax.data import MnistData
+    from evolax.tasks import MNIST
+
+    images, labels = np.zeros((3, 28, 28), np.uint8), np.array([0, 1, 2])
+    test = MNIST(test=True, data=MnistData(images, labels, images, labels))
+    assert over_episodes(1, test) == "on the test set (3 images)"
+    assert over_episodes(1, CartPoleSwingUp()) == "over 1 episode"
+    assert over_episodes(4, CartPoleSwingUp()) == "over 4 episodes"

@@ -55,19 +55,33 @@ def offline(monkeypatch):
         raise OSError(f"network unreachable: {url}")
 
     monkeypatch.setattr(mnist, "_fetch", refuse)
+    monkeypatch.setattr(mnist, "_answering", lambda mirrors, timeout: list(mirrors))
     monkeypatch.delenv("EVOLAX_DATA_DIR", raising=False)
+
+
+def _hide(monkeypatch, package):
+    """Imports of ``package`` fail, as where it is not installed."""
+    real_import = builtins.__import__
+
+    def hide(name, *args, **kwargs):
+        if name == package or name.startswith(package + "."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", hide)
 
 
 @pytest.fixture
 def no_brax(monkeypatch):
-    real_import = builtins.__import__
+    _hide(monkeypatch, "brax")
 
-    def hide_brax(name, *args, **kwargs):
-        if name == "brax" or name.startswith("brax."):
-            raise ImportError(f"No module named {name!r}")
-        return real_import(name, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "__import__", hide_brax)
+@pytest.fixture
+def no_tensorboardx(monkeypatch, tmp_path):
+    """No tensorboardX, and the layout measured, so that asking late would cost compiling."""
+    _hide(monkeypatch, "tensorboardX")
+    monkeypatch.setenv("EVOLAX_MEASURE_LAYOUT", "1")
+    monkeypatch.setattr("evolax.placement.tuner.choose", lambda *a, **k: pytest.fail("tuned"))
 
 
 # (arguments, fixtures the case needs, what the one line must say); {files}, {run} and
@@ -131,11 +145,26 @@ CASES = [
         ["no_brax"],
         "the Brax task needs the optional brax package: pip install evolax[brax]",
     ),
+    (
+        ["train", "cartpole", *TINY, "--tensorboard", "--run-dir", "{files}/tb"],
+        ["files", "no_tensorboardx"],
+        "TensorBoard logging needs tensorboardX: pip install 'evolax[tensorboard]'",
+    ),
     (["train", "--resume", "{files}/empty"], ["files"], "is not an evolax run folder"),
     (
         ["train", "--resume", "{run}", "--pop-size", "8"],
         ["run"],
-        "--resume continues a run as configured; only run.generations and run.cpu_devices may",
+        "--resume continues a run as configured; only run.generations, run.log_interval, ",
+    ),
+    (
+        ["train", "task.max_steps=-1", "--max-steps", "50"],
+        [],
+        "task.max_steps is given twice, as task.max_steps=-1 and as --max-steps 50: give it once",
+    ),
+    (
+        ["train", "--seed=1", "run.seed=2"],
+        [],
+        "run.seed is given twice, as run.seed=2 and as --seed 1: give it once",
     ),
     (["eval", "{files}/empty"], ["files"], "is not an evolax run folder (no config.json)"),
     (["eval", "{run}", "--episodes", "0"], ["run"], "argument --episodes: must be a positive"),
@@ -181,6 +210,55 @@ def test_a_corrupt_best_falls_back_to_the_latest(run_dir, tmp_path, capsys):
     with pytest.warns(UserWarning, match="no usable checkpoint in .*best.*using the latest"):
         assert cli.main(["eval", str(copy), "--episodes", "2"]) == 0
     assert "(latest solution, generation 2)" in capsys.readouterr().out  # not "best"
+
+
+def test_a_field_given_twice_with_one_value_is_not_an_error():
+    args = cli.parse_args(["train", "task.max_steps=50", "--max-steps", "50", "--hidden-sizes=8"])
+    assert cli.parser.assignments(args) == [
+        "task.max_steps=50",
+        "policy.hidden_sizes=[8]",
+        "task.max_steps=50",
+    ]
+
+
+def test_a_resume_checks_the_configuration_against_the_checkpoint_first(run_dir, tmp_path, capsys):
+    """An edited config.json is named field by field, with both values, before any work (it
+    once said `pop_chunk=32 must divide the population evaluated here (16)`); the fields a
+    resume may change pass."""
+    import json
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    config = json.loads((copy / "config.json").read_text())
+    config["algorithm"]["pop_size"] = 8  # 4 saved
+    config["policy"]["hidden_sizes"] = [4, 4]  # [4] saved
+    config["run"]["test_interval"] = 1  # may change
+    (copy / "config.json").write_text(json.dumps(config))
+    assert cli.main(["train", "--resume", str(copy), "--generations", "3"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"evolax train: error: the configuration no longer matches the checkpoint in {copy}: "
+        "algorithm.pop_size 8 here, 4 saved; policy.hidden_sizes [4, 4] here, [4] saved (a "
+        "resumed run may change only run.generations, run.log_interval, run.test_interval, "
+        "run.checkpoint_interval, run.keep_checkpoints, run.cpu_devices, host)"
+    ]
+
+
+def test_render_checks_that_the_task_draws_before_any_work(run_dir, tmp_path, capsys):
+    """A task without a renderer is refused before any checkpoint is read or episode run (it
+    took 63 s of work before): here the checkpoints hold another task's state, which reading
+    them would have reported instead."""
+    import json
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    config = json.loads((copy / "config.json").read_text())
+    config["task"] = {"name": "gymnax:Pendulum-v1"}
+    (copy / "config.json").write_text(json.dumps(config))
+    assert cli.main(["render", str(copy)]) == 2
+    assert capsys.readouterr().err == "evolax render: error: GymnaxTask has no renderer\n"
+    assert not (copy / "episode.gif").exists()
 
 
 def test_there_are_at_least_25_cases():

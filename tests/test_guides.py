@@ -84,6 +84,63 @@ def test_evolax_commands_parse(page, capsys):
     capsys.readouterr()
 
 
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+STAMPED = re.compile(r"runs/([\w.-]+?)-\d{8}-\d{6}")  # a run folder named as the CLI names it
+TINY = [
+    "--pop-size", "4", "--n-repeats", "1", "--max-steps", "5", "--hidden-sizes", "4",
+    "--generations", "2", "--test-episodes", "1", "--log-interval", "1000",
+    "--test-interval", "1000", "--checkpoint-interval", "1000", "--no-progress",
+]  # fmt: skip
+
+
+def test_the_run_folders_the_docs_name_are_the_ones_the_cli_writes(tmp_path, monkeypatch):
+    """Every dated run folder the docs name is the one `evolax train cartpole` writes (up to
+    its date and time; the quickstart once named `runs/cartpole-pgpe-...`, which the CLI never
+    writes, so its commands failed when copied), and the quickstart's commands on it run as
+    written, on the folder a run of its command (made tiny) wrote."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["train", "cartpole", *TINY]) == 0
+    (made,) = (tmp_path / "runs").iterdir()
+    written = STAMPED.fullmatch(f"runs/{made.name}")
+    assert written, made.name
+    named = {(page.name, m.group(1)) for page in DOCS for m in STAMPED.finditer(page.read_text())}
+    assert named and {prefix for _, prefix in named} == {written.group(1)}, named
+    ran = []
+    for args in evolax_commands(GUIDES / "quickstart.md"):
+        if any(STAMPED.fullmatch(a) for a in args):
+            args = [str(made) if STAMPED.fullmatch(a) else a for a in args]
+            assert cli.main([*args, "--no-progress"] if args[0] == "train" else args) == 0
+            ran.append(args[0])
+    assert sorted(ran) == ["eval", "plot", "render", "train"]
+    assert json.loads((made / "summary.json").read_text())["generations"] == 2000  # resumed
+    assert (made / "episode.gif").is_file() and (made / "learning_curves.png").is_file()
+
+
+def test_the_defaults_the_docs_quote_are_the_codes():
+    """`FIELD` (default N) of a run setting, and `PRESET` sets `FIELD` to N, wherever the
+    docs say it, against `evolax.config.Run` and the preset files (runs.md said 10 where the
+    presets it meant set 20)."""
+    from evolax.config import Run, load
+
+    defaults = {f.name: f.default for f in dataclasses.fields(Run)}
+    quoted = [
+        (page.name, field, value)
+        for page in DOCS
+        for field, value in re.findall(r"`(\w+)` \(default (\d+)\)", page.read_text())
+        if field in defaults
+    ]
+    assert len(quoted) >= 3  # log_interval, checkpoint_interval, keep_checkpoints in runs.md
+    assert [(p, f, int(v)) for p, f, v in quoted] == [(p, f, defaults[f]) for p, f, _ in quoted]
+    sets = [
+        (page.name, preset, field, value)
+        for page in DOCS
+        for preset, field, value in re.findall(r"`(\w+)` sets\s+`(\w+)` to (\d+)", page.read_text())
+    ]
+    assert sets
+    for page, preset, field, value in sets:
+        assert load(preset)["run"][field] == int(value), (page, preset, field)
+
+
 def test_install_extras_exist():
     text = (GUIDES / "install.md").read_text()
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from evolax.runs import load_run
-from helpers import evolax_command, state_leaves
+from helpers import evolax_command, start_evolax, state_leaves
 
 FLAGS = [
     "cartpole", "--pop-size", "8", "--n-repeats", "2", "--max-steps", "100",
@@ -52,12 +52,8 @@ def test_a_stop_before_the_first_checkpoint_resumes_exactly(tmp_path, signal_num
     """The stopped run resumes as if it had not stopped: as a copy of its configuration alone
     runs, resumed from generation 0."""
     stopped = tmp_path / "stopped"
-    process = subprocess.Popen(
-        evolax_command("train", *FLAGS, "--generations", "1000000", "--run-dir", stopped),
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    process = start_evolax(
+        "train", *FLAGS, "--generations", "1000000", "--run-dir", stopped, cwd=tmp_path
     )
     metrics = stopped / "metrics.jsonl"
     deadline = time.monotonic() + 240

@@ -30,12 +30,15 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_two_processes(*args):
+def run_two_processes(*args, each=((), ()), status=0):
+    """Run `evolax ARGS` as two processes of one run (process i also given ``each[i]``); their
+    outputs, once both have exited with ``status`` (their errors, for a status other than 0)."""
     port = free_port()
     procs = [
         subprocess.Popen(
             evolax_command(
-                *args, "--coordinator", f"localhost:{port}", "--num-processes", 2, "--process-id", i
+                *args, *each[i], "--coordinator", f"localhost:{port}", "--num-processes", 2,
+                "--process-id", i,
             ),
             env=ENV,
             stdout=subprocess.PIPE,
@@ -43,11 +46,23 @@ def run_two_processes(*args):
             text=True,
         )
         for i in range(2)
-    ]
+    ]  # fmt: skip
     outputs = [p.communicate(timeout=600) for p in procs]
     for p, (_, err) in zip(procs, outputs, strict=True):
-        assert p.returncode == 0, err
-    return [out for out, _ in outputs]
+        assert p.returncode == status, err
+    return [out if status == 0 else err for out, err in outputs]
+
+
+@pytest.mark.slow  # two processes that join and stop: 15 s
+def test_the_processes_of_a_run_must_share_its_folder(tmp_path):
+    """Process 0 writes the run: a process given another folder would believe the run is
+    there, so both stop, before any work, naming the mismatch."""
+    each = [("--run-dir", tmp_path / "a"), ("--run-dir", tmp_path / "b")]
+    errors = run_two_processes(*SMALL, "--generations", 2, each=each, status=2)
+    for error in errors:
+        assert "the processes of this run were given different run folders" in error, error
+        assert "give every process the same --run-dir" in error
+    assert not (tmp_path / "a" / "metrics.jsonl").exists()
 
 
 @pytest.mark.slow  # 50 s of the default run's 12 minutes; one process's devices: test_sharding

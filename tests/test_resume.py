@@ -71,10 +71,34 @@ def test_resume_refuses_to_change_the_configuration(tmp_path):
         text=True,
     )
     assert result.returncode == 2
-    assert "only run.generations and run.cpu_devices may change" in result.stderr
+    assert "--resume continues a run as configured; only run.generations, " in result.stderr
+    assert "may change (got ['algorithm.pop_size'])" in result.stderr
 
 
 def test_a_folder_without_a_recorded_configuration_cannot_be_rebuilt(tmp_path):
     (tmp_path / "config.json").write_text("{}")  # what evolax.train writes without config=
     with pytest.raises(ValueError, match="does not record a configuration"):
         load_run(tmp_path)
+
+
+def test_a_resume_may_change_what_runner_resumable_lists(tmp_path):
+    """The fields `evolax.runner.RESUMABLE` lets a resume change (intervals, checkpoints kept,
+    generations) leave every generation's arithmetic alone: the state ends bit for bit as an
+    uninterrupted run's."""
+    from evolax import MLP, PGPE, CartPoleSwingUp, Trainer, train
+    from helpers import state_leaves
+
+    trainer = Trainer(
+        algorithm=PGPE(pop_size=8),
+        policy=MLP(hidden_sizes=(8,)),
+        task=CartPoleSwingUp(max_steps=50),
+        n_repeats=2,
+    )
+    first = dict(log_interval=1, test_interval=3, checkpoint_interval=3, keep_checkpoints=3)
+    common = dict(n_test_episodes=2, progress=False, seed=5)
+    straight = train(trainer, 6, run_dir=tmp_path / "straight", **first, **common)
+    train(trainer, 3, run_dir=tmp_path / "resumed", **first, **common)
+    changed = dict(log_interval=2, test_interval=1, checkpoint_interval=1, keep_checkpoints=1)
+    resumed = train(trainer, 6, run_dir=tmp_path / "resumed", resume=True, **changed, **common)
+    for x, y in zip(state_leaves(straight.state), state_leaves(resumed.state), strict=True):
+        np.testing.assert_array_equal(x, y)

@@ -34,6 +34,7 @@ from evolax.sharding import to_host
 from evolax.trainer import TrainState
 
 LATEST, BEST, CORRUPT = "checkpoints", "best", "corrupt"
+PARTIAL = ".orbax-checkpoint-tmp"  # orbax's suffix of a checkpoint still being written
 
 
 class CheckpointError(RuntimeError):
@@ -157,6 +158,21 @@ class CheckpointStore:
         """Saved generations, oldest first, in ``"checkpoints"`` or ``"best"``."""
         return sorted(self._manager(which).all_steps())
 
+    def metadata(self, which: str = LATEST) -> dict[str, Any]:
+        """The metadata of the newest checkpoint whose metadata reads (its arrays are not
+        read, nor verified); ``{}`` where none does."""
+        manager = self._manager(which)
+        for step in sorted(manager.all_steps(), reverse=True):
+            try:
+                with _quiet_absl():
+                    restored = manager.restore(
+                        step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())
+                    )
+                return dict(restored["meta"])
+            except Exception:  # unreadable: restore() reports it and takes an older one
+                continue
+        return {}
+
     def restore(self, like: TrainState, which: str = LATEST) -> tuple[TrainState, dict[str, Any]]:
         """The newest checkpoint that reads back and verifies, and its metadata.
 
@@ -211,6 +227,18 @@ class CheckpointStore:
         then = "trying the previous one" if older else f"no older checkpoint in {which}/"
         warnings.warn(f"{message}; {then}", stacklevel=3)
         return message
+
+    def remove_partial(self) -> list[Path]:
+        """Delete the checkpoints whose writing never finished (orbax's temporary folders,
+        left by a run that died or was stopped mid-save); the paths removed. Only the run
+        folder's writer (the holder of its :class:`~evolax.runlock.RunLock`) may call it: a
+        live writer's temporary folder is its checkpoint in the making."""
+        removed = []
+        for folder in (LATEST, BEST):
+            for partial in sorted((self.run_dir / folder).glob(f"*{PARTIAL}*")):
+                shutil.rmtree(partial, ignore_errors=True)
+                removed.append(partial)
+        return removed
 
     def close(self) -> None:
         self._latest.close()

@@ -65,6 +65,7 @@ class Progress:
     tests: list[dict[str, float]] = dataclasses.field(default_factory=list)
     improved: np.ndarray = dataclasses.field(init=False)  # no seed, until a test
     stopping: str | None = None  # the signal that asked the run to stop after this chunk
+    config: dict[str, Any] | None = None  # the configuration recorded (config.json)
 
     def __post_init__(self):
         self.improved = np.zeros(self.n_seeds, bool)
@@ -201,6 +202,8 @@ class SaveCheckpoints(Hook):
             "wall_time": run.wall_time,
             "layout": dataclasses.asdict(run.layout),
         }
+        if run.config is not None:  # what a resume checks its configuration against
+            meta["config"] = run.config
         last = run.last_tests()
         if run.seeds is None:
             meta.update(best_test_mean=float(run.best_test[0]), **last[0])

@@ -81,17 +81,23 @@ def truncate_rows(path: str | Path, generation: int) -> None:
         _write_atomic(path, "".join(json.dumps(row) + "\n" for row in kept))
 
 
+def summary_writer() -> type:
+    """tensorboardX's ``SummaryWriter``, or an ``ImportError`` that says how to install it
+    (:func:`evolax.train` asks before any work)."""
+    try:
+        from tensorboardX import SummaryWriter
+    except ImportError as error:
+        raise ImportError(
+            "TensorBoard logging needs tensorboardX: pip install 'evolax[tensorboard]'"
+        ) from error
+    return SummaryWriter
+
+
 class TensorBoardSink:
     """Scalars ``train/*``, ``test/*`` and ``profile/*`` per generation (needs tensorboardX)."""
 
     def __init__(self, logdir: str | Path):
-        try:
-            from tensorboardX import SummaryWriter
-        except ImportError as error:
-            raise ImportError(
-                "TensorBoard logging needs tensorboardX: pip install 'evolax[tensorboard]'"
-            ) from error
-        self._writer = SummaryWriter(str(logdir))
+        self._writer = summary_writer()(str(logdir))
 
     def write(self, row: Row) -> None:
         groups: dict[object, str] = {"train": "train", "test": "test", "chunk": "profile"}

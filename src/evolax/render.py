@@ -134,6 +134,18 @@ def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 50) -> P
     return path
 
 
+def check_drawable(task: Task, path: str | Path) -> None:
+    """Before any episode runs: raise ``NotImplementedError`` where ``task`` cannot draw the
+    picture ``path`` asks for (``.html``: ``render_html``; else ``render``)."""
+    if Path(path).suffix.lower() == ".html":
+        if getattr(task, "render_html", None) is None:
+            raise NotImplementedError(
+                f"{type(task).__name__} has no HTML viewer (render_html); write a .gif or .png"
+            )
+    elif not task.can_render:
+        raise NotImplementedError(f"{type(task).__name__} has no renderer")
+
+
 def render_episode(
     policy: Policy,
     task: Task,
@@ -163,12 +175,9 @@ def render_episode(
 
     check_positive_int("every", every)
     check_positive_int("fps", fps)
+    check_drawable(task, path)
     suffix = Path(path).suffix.lower()
     render_html = getattr(task, "render_html", None)
-    if suffix == ".html" and render_html is None:
-        raise NotImplementedError(
-            f"{type(task).__name__} has no HTML viewer (render_html); write a .gif or .png"
-        )
     states, rewards, length = jax.device_get(episode_states(policy, task, params, key, obs_stats))
     length = int(length)
     # the agents' mean on a multi-agent task

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import signal
@@ -37,10 +38,12 @@ from evolax.logging import (
     ProgressBar,
     Sink,
     TensorBoardSink,
+    summary_writer,
     truncate_rows,
     write_json_atomic,
 )
 from evolax.placement import Chunks, choose_layout
+from evolax.runlock import RunLock
 from evolax.sharding import broadcast_from_first_process, to_host
 from evolax.trainer import Trainer, TrainState
 from evolax.validation import check_positive_int
@@ -151,6 +154,53 @@ def _restore(run: Progress) -> None:
         run.layout = Layout(int(saved_layout[0]), int(saved_layout[1]))
 
 
+#: What a resumed run may change: how far it goes, how often it logs, tests and saves, and the
+#: host it runs on; none of them changes a generation's arithmetic (a test checks).
+RESUMABLE = (
+    "run.generations",
+    "run.log_interval",
+    "run.test_interval",
+    "run.checkpoint_interval",
+    "run.keep_checkpoints",
+    "run.cpu_devices",
+    "host",
+)
+
+
+def config_differences(saved: Any, here: Any, at: str = "") -> list[tuple[str, Any, Any]]:
+    """The fields (dotted paths) of two configurations that differ, with their values
+    (``saved``'s, ``here``'s; ``None`` where one lacks the field), :data:`RESUMABLE` ones
+    left out."""
+    if at in RESUMABLE:
+        return []
+    if isinstance(saved, dict) and isinstance(here, dict):
+        return [
+            difference
+            for key in [*saved, *(k for k in here if k not in saved)]
+            for difference in config_differences(
+                saved.get(key), here.get(key), f"{at}.{key}" if at else str(key)
+            )
+        ]
+    return [] if saved == here else [(at, saved, here)]
+
+
+def check_resumable(store: CheckpointStore, config: dict[str, Any] | None) -> None:
+    """Before a resume does any work: ``config`` is the configuration the run's newest
+    checkpoint was saved with, up to the :data:`RESUMABLE` fields; else a ``ValueError``
+    naming every field that differs and both values. (Checkpoints of evolax 0.1.0 record
+    none: their state's structure is checked as they are restored.)"""
+    saved = store.metadata().get("config")
+    if config is None or saved is None:
+        return
+    differences = config_differences(json.loads(json.dumps(saved)), json.loads(json.dumps(config)))
+    if differences:
+        fields = "; ".join(f"{at} {here!r} here, {was!r} saved" for at, was, here in differences)
+        raise ValueError(
+            f"the configuration no longer matches the checkpoint in {store.run_dir}: {fields} "
+            f"(a resumed run may change only {', '.join(RESUMABLE)})"
+        )
+
+
 def _recorded_layout(path: Path | None) -> Choice | None:
     """The layout recorded in the run folder ``path`` (``layout.json``), read by process 0 and
     handed to the others; ``None`` where there is none, or it needs more devices than here."""
@@ -165,6 +215,25 @@ def _recorded_layout(path: Path | None) -> Choice | None:
     if not 0 < devices <= len(jax.devices()):
         return None
     return Choice(Layout(devices, pop_chunk), math.nan, 0.0, (), source="run folder")
+
+
+def _check_same_folder(path: Path | None) -> None:
+    """Every process of a multi-process run was given the same run folder (process 0 writes
+    it; one given another would believe its run is elsewhere)."""
+    if jax.process_count() == 1:
+        return
+    from jax.experimental import multihost_utils
+
+    text = "" if path is None else str(path.absolute())
+    digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), np.uint8)
+    everyone = np.asarray(multihost_utils.process_allgather(digest))
+    others = [i for i, d in enumerate(everyone) if not np.array_equal(d, everyone[0])]
+    if others:
+        raise ValueError(
+            f"the processes of this run were given different run folders (process "
+            f"{jax.process_index()}: {text or None}; processes {others} differ from process 0): "
+            "give every process the same --run-dir"
+        )
 
 
 def _open_sinks(run: Progress, progress: bool, tensorboard: bool) -> list[Sink]:
@@ -240,20 +309,58 @@ def train(
         hooks = standard_hooks(log_interval, test_interval, n_test_episodes, checkpoint_interval)
     if resume and run_dir is None:
         raise ValueError("resume needs a run_dir")
+    if tensorboard:
+        summary_writer()  # installed? asked before any work
     seeds = None if isinstance(seed, int) else [int(s) for s in seed]
     if seeds is not None and (not seeds or len(set(seeds)) != len(seeds)):
         raise ValueError(f"seed must be an int or distinct ints, got {seed!r}")
     first = cast(int, seed) if seeds is None else seeds[0]
     writer = jax.process_index() == 0
     path = None if run_dir is None else Path(run_dir)
+    _check_same_folder(path)
+    # one writer per run folder, for the run's life: taken before anything is read or written
+    lock = RunLock(path) if path is not None and writer else None
     store = None
-    if path is not None and writer:
-        store = CheckpointStore(path, keep=keep_checkpoints)
-        if not resume and (store.steps() or (path / METRICS).exists()):
-            raise ValueError(
-                f"{path} already holds a run; resume it (evolax train --resume {path}) or "
-                "choose another run folder"
-            )
+    try:
+        if path is not None and writer:
+            store = CheckpointStore(path, keep=keep_checkpoints)
+            store.remove_partial()  # a killed writer's unfinished checkpoint
+            if not resume and (store.steps() or (path / METRICS).exists()):
+                raise ValueError(
+                    f"{path} already holds a run; resume it (evolax train --resume {path}) or "
+                    "choose another run folder"
+                )
+            if resume:
+                check_resumable(store, config)
+        return _train(
+            trainer, n_generations, seeds, first, path, store, config, progress, resume,
+            tensorboard, hooks, sinks,
+        )  # fmt: skip
+    finally:
+        try:
+            if store is not None:
+                store.close()
+                store.remove_partial()  # a save cut short (an error, a second Ctrl-C)
+        finally:
+            if lock is not None:
+                lock.release()
+
+
+def _train(
+    trainer: Trainer,
+    n_generations: int,
+    seeds: list[int] | None,
+    first: int,
+    path: Path | None,
+    store: CheckpointStore | None,
+    config: dict[str, Any] | None,
+    progress: bool,
+    resume: bool,
+    tensorboard: bool,
+    hooks: Sequence[Hook],
+    sinks: Sequence[Sink],
+) -> TrainResult:
+    """:func:`train` once its arguments are checked and its run folder held."""
     n_seeds = 1 if seeds is None else len(seeds)
     state = initial_state(trainer, first)
     # the evaluation layout: the run folder's own on resume (so it ends exactly as an
@@ -276,6 +383,7 @@ def train(
         generation=0,
         best_test=np.full(n_seeds, -np.inf),
         sinks=[],
+        config=config,
     )
     try:
         # restore
@@ -294,8 +402,6 @@ def train(
     finally:
         for sink in run.sinks:
             sink.close()
-        if store is not None:
-            store.close()
     return _finish(run, hooks, timing, env_steps_run, choice)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,9 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
 
 
 def load_run(
-    run_dir: str | Path, which: str = "latest"
+    run_dir: str | Path,
+    which: str = "latest",
+    check: Callable[[Trainer], None] | None = None,
 ) -> tuple[dict[str, Any], Trainer, TrainState, dict[str, Any]]:
     """Rebuild a run from its folder: ``(config, trainer, state, checkpoint metadata)``, the
     metadata's ``"checkpoint"`` saying which was loaded (``"best"`` or ``"latest"``); the
@@ -48,12 +51,16 @@ def load_run(
         run_dir: a folder written by :func:`evolax.train`.
         which: ``"latest"`` (newest good checkpoint) or ``"best"`` (best test score; the
             latest when the run has no best checkpoint yet).
+        check: called with the trainer before any state is made or read (a command's
+            checks of what it needs, before it works).
     """
     if which not in ("latest", "best"):
         raise ValueError(f"which must be 'latest' or 'best', got {which!r}")
     path = Path(run_dir)
     config = read_config(path)
     trainer = build_trainer(config)
+    if check is not None:
+        check(trainer)
     run = run_settings(config)
     store = CheckpointStore(path, keep=run.keep_checkpoints)
     like = initial_states(trainer, run.seed_list)

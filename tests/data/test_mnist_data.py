@@ -272,6 +272,20 @@ def test_missing_files_when_every_mirror_fails(isolated, monkeypatch):
     assert list((isolated / "xdg" / "evolax" / "mnist").iterdir()) == []  # no partial files
 
 
+def test_no_mirror_answering_is_reported_at_once(isolated, monkeypatch):
+    """Offline, the mirrors are tried once, all at once, within CONNECT_TIMEOUT: no download
+    is attempted (it took 13 s of look-ups before the error)."""
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on: connections are refused
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/"
+        monkeypatch.setattr(mnist, "MIRRORS", (url,))
+        monkeypatch.setattr(mnist, "_fetch", lambda *args: pytest.fail("downloaded"))
+        with pytest.raises(FileNotFoundError, match="no download mirror answered within 3 s"):
+            load_mnist(isolated / "empty")
+
+
 # --- downloads from a local server ------------------------------------------------------------
 
 

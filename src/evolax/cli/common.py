@@ -26,6 +26,16 @@ def fail(command: str, error: Exception) -> int:
     return 2
 
 
+def over_episodes(n: int, task: object) -> str:
+    """What a test of ``n`` episodes on ``task`` scored: a whole test set (MNIST's, every
+    episode the same batch) is named as such, not counted in episodes."""
+    from evolax.tasks import MNIST
+
+    if isinstance(task, MNIST) and task.test:
+        return f"on the test set ({task.batch_size} images)"
+    return f"over {n} episode{'' if n == 1 else 's'}"
+
+
 def one_line_warning(message, category, filename, lineno, line=None) -> str:
     return f"evolax: warning: {' '.join(str(message).split())}\n"
 

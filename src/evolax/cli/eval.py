@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from evolax.cli.common import EVAL_STREAM
+from evolax.cli.common import EVAL_STREAM, over_episodes
 from evolax.config import run_settings
 
 
@@ -24,12 +24,13 @@ def command(args: argparse.Namespace) -> int:
     seeds = run.seed_list
     task_name = config["task"]["name"]
     test = tester(trainer, episodes, batched=not isinstance(seeds, int))
+    over = over_episodes(episodes, trainer.evaluation_task)
     if isinstance(seeds, int):
         scores = np.asarray(test(state, key))
         print(
             f"{task_name} ({loaded} solution, generation "
             f"{int(state.generation)}): mean {scores.mean():.2f} +- {scores.std():.2f}, min "
-            f"{scores.min():.2f}, max {scores.max():.2f} over {episodes} episodes"
+            f"{scores.min():.2f}, max {scores.max():.2f} {over}"
         )
         return 0
     # every seed's solution, on the same episodes
@@ -38,8 +39,7 @@ def command(args: argparse.Namespace) -> int:
     for seed, generation, scores in zip(seeds, generations, all_scores, strict=True):
         print(
             f"{task_name} seed {seed} ({loaded} solution, generation "
-            f"{int(generation)}): mean {scores.mean():.2f} +- {scores.std():.2f} over "
-            f"{episodes} episodes"
+            f"{int(generation)}): mean {scores.mean():.2f} +- {scores.std():.2f} {over}"
         )
     q25, median, q75 = np.percentile(all_scores.mean(axis=1), [25, 50, 75])
     print(f"median over {len(seeds)} seeds: {median:.2f} (IQR {q25:.2f} to {q75:.2f})")

@@ -222,18 +222,40 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def assignments(args: argparse.Namespace) -> list[str]:
-    """The dotted overrides given: FIELD=VALUE arguments, then the shorthand flags."""
-    given = [a for a in args.settings if "=" in a]
+    """The dotted overrides given: FIELD=VALUE arguments, then the shorthand flags; a field
+    given twice (by a flag and FIELD=VALUE, or twice either way) with two values is an error
+    naming both."""
+    given = [(a, a) for a in args.settings if "=" in a]  # (assignment, as the user wrote it)
     for name, (path, _) in SHORTHANDS.items():
         text = getattr(args, name)
         if text is not None:
             flag = "--" + name.replace("_", "-")
-            if name in _LIST_FLAGS and not text.lstrip().startswith("["):
-                text = f"[{text}]"  # 64,64: a list
-            given.append(f"{path}={text}")
             if not text.strip():
                 raise ValueError(f"{flag}: expected a value")
-    return given
+            if name in _LIST_FLAGS and not text.lstrip().startswith("["):
+                text = f"[{text}]"  # 64,64: a list
+            given.append((f"{path}={text}", f"{flag} {getattr(args, name)}"))
+    seen: dict[str, tuple[Any, str]] = {}
+    for assignment, written in given:
+        field, _, text = assignment.partition("=")
+        value = _value(text)
+        if field.strip() in seen and seen[field.strip()][0] != value:
+            raise ValueError(
+                f"{field.strip()} is given twice, as {seen[field.strip()][1]} and as {written}: "
+                "give it once"
+            )
+        seen.setdefault(field.strip(), (value, written))
+    return [assignment for assignment, _ in given]
+
+
+def _value(text: str) -> Any:
+    """An override's value as it will be read (YAML), to tell two spellings of one apart."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
 
 
 def config_source(args: argparse.Namespace) -> str | None:

@@ -11,14 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from evolax import __version__
-from evolax.cli.common import check_run_dir, print_if
+from evolax.cli.common import check_run_dir, over_episodes, print_if
 from evolax.cli.parser import assignments, config_source
 from evolax.config import build_trainer, dump, resolve, run_settings
 from evolax.data.mnist import DATA_DIR_ENV as DATA_ENV
+from evolax.runlock import RunLock
 from evolax.sharding import initialize_distributed, request_cpu_devices
-
-# what a resumed run may change (results do not depend on the device count)
-_RESUMABLE = {"run.generations", "run.cpu_devices"}
 
 
 def _mesh(devices: int, pop_size: int, n_repeats: int, group: int = 1):
@@ -54,18 +52,20 @@ def command(args: argparse.Namespace) -> int:
     """Train as ``args`` say (or resume ``--resume``'s run); the exit status."""
     import jax
 
-    from evolax.runner import train
+    from evolax.checkpoint import CheckpointStore
+    from evolax.runner import RESUMABLE, check_resumable
     from evolax.runs import read_config
 
     overrides = assignments(args)
     source = None if args.resume is not None else config_source(args)
     config_dir = str(Path(source).resolve().parent) if source and Path(source).is_file() else None
     if args.resume is not None:
-        changed = sorted({a.partition("=")[0] for a in overrides} - _RESUMABLE)
+        fields = {a.partition("=")[0] for a in overrides}
+        changed = sorted(f for f in fields if not f.startswith(RESUMABLE))
         if changed or config_source(args) or args.run_dir:
             raise ValueError(
-                "--resume continues a run as configured; only run.generations and "
-                f"run.cpu_devices may change (got {changed or 'a config or --run-dir'})"
+                f"--resume continues a run as configured; only {', '.join(RESUMABLE)} may "
+                f"change (got {changed or 'a config or --run-dir'})"
             )
         config = resolve(read_config(args.resume), overrides)
         run_dir = args.resume
@@ -88,8 +88,35 @@ def command(args: argparse.Namespace) -> int:
     # JAX has not initialised its backends yet: request the CPU devices, then join the run
     request_cpu_devices(run.cpu_devices or os.cpu_count() or 1)
     distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
-    from evolax.rollout.teams import agents_per_unit
+    # one writer per run folder, refused at once if another process holds it
+    lock = RunLock(run_dir) if jax.process_index() == 0 else None
+    try:
+        if args.resume is not None and lock is not None:  # before any work: the same run?
+            store = CheckpointStore(run_dir, keep=run.keep_checkpoints)
+            try:
+                check_resumable(store, config)
+            finally:
+                store.close()
+        return _train(args, config, run_dir, config_dir, distributed)
+    finally:
+        if lock is not None:
+            lock.release()
 
+
+def _train(
+    args: argparse.Namespace,
+    config: dict[str, Any],
+    run_dir: Path,
+    config_dir: str | None,
+    distributed: bool,
+) -> int:
+    """Build the trainer and train, in a held run folder; the exit status."""
+    import jax
+
+    from evolax.rollout.teams import agents_per_unit
+    from evolax.runner import train
+
+    run = run_settings(config)
     trainer = build_trainer(config)
     if args.devices is not None:
         group = agents_per_unit(trainer.task)
@@ -130,7 +157,8 @@ def command(args: argparse.Namespace) -> int:
     else:
         scores = (
             f"final test score {_score(s['final_test_mean'])} +- "
-            f"{_score(s['final_test_std'])} over {run.test_episodes} episodes; best "
+            f"{_score(s['final_test_std'])} "
+            f"{over_episodes(run.test_episodes, trainer.evaluation_task)}; best "
             f"{_score(s['best_test_mean'])}"
         )
     suffix = "_median" if "seeds" in s else ""

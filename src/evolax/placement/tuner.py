@@ -94,6 +94,7 @@ def choose(
     options: Sequence[tuple[int, Sequence[int]]],
     start: int,
     budget_generations: float = BUDGET_GENERATIONS,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> Choice:
     """The fastest layout found by a local search that measures as few candidates as it can.
 
@@ -112,11 +113,12 @@ def choose(
             the search starts.
         start: the index of the first group size measured, in the first option's.
         budget_generations: see above.
+        clock: seconds now, for the budget (``compile``'s timers have their own).
 
     Returns:
         the :class:`Choice`.
     """
-    begin = time.perf_counter()
+    begin = clock()
     chunks = {devices: list(sizes) for devices, sizes in options}
     timings: dict[Layout, float] = {}
     devices, sizes = options[0]
@@ -131,7 +133,7 @@ def choose(
                     seconds = min(seconds, run())
                 timings[layout] = seconds
             best = min(timings, key=timings.__getitem__)
-            spent = time.perf_counter() - begin
+            spent = clock() - begin
             per_round = spent / len(timings) * workers  # a round of `workers` candidates
             if spent + per_round > budget_generations * timings[best]:
                 break
@@ -144,7 +146,7 @@ def choose(
     return Choice(
         layout=best,
         seconds=timings[best],
-        tuning_seconds=time.perf_counter() - begin,
+        tuning_seconds=clock() - begin,
         timings=tuple(timings.items()),
     )
 
@@ -160,6 +162,7 @@ def choose_cached(
     options: Sequence[tuple[int, Sequence[int]]],
     compile: Callable[[Layout], Callable[[], float]],
     start: Callable[[], tuple[int, bool]],
+    clock: Callable[[], float] = time.perf_counter,
 ) -> Choice:
     """:func:`choose`, measured once per ``signature()`` (called only where layouts are
     measured, see :func:`measuring`) on this machine.
@@ -171,7 +174,8 @@ def choose_cached(
     nor where the environment variable ``EVOLAX_MEASURE_LAYOUT`` is ``0``: the first option
     (the most devices) is taken with each device's whole share at once. ``start`` gives the
     index of the first option's group size the search starts at, and whether measuring is
-    worth its cost (if not, that start is taken: ``source="cost model"``).
+    worth its cost (if not, that start is taken: ``source="cost model"``); ``clock`` gives
+    the seconds now (:func:`choose`).
     """
     if not measuring():
         devices, chunks = options[0]  # the most devices, each's whole share at once
@@ -187,17 +191,17 @@ def choose_cached(
     else:
 
         def measure() -> Choice:
-            begin = time.perf_counter()
+            begin = clock()
             first, worth = start()
             if not worth:
                 devices, chunks = options[0]
                 layout = Layout(devices, list(chunks)[first])
-                guess = Choice(layout, math.nan, time.perf_counter() - begin, (), "cost model")
+                guess = Choice(layout, math.nan, clock() - begin, (), "cost model")
                 _write_store(key, guess)
                 return guess
-            measured = choose(compile, options, first)
+            measured = choose(compile, options, first, clock=clock)
             _write_store(key, measured)  # the cost includes making the stand-ins
-            return dataclasses.replace(measured, tuning_seconds=time.perf_counter() - begin)
+            return dataclasses.replace(measured, tuning_seconds=clock() - begin)
 
         # in a thread of its own, outside any trace of the caller's: measurements run now
         with ThreadPoolExecutor(max_workers=1) as thread:
@@ -293,14 +297,17 @@ def step_bytes(lowered: jax.stages.Lowered) -> float:
         return float("inf")
 
 
-def timer(lowered: jax.stages.Lowered, inputs: Any) -> Callable[[], float]:
-    """Compiles ``lowered``; the function returned times one call on ``inputs``, in seconds."""
+def timer(
+    lowered: jax.stages.Lowered, inputs: Any, clock: Callable[[], float] = time.perf_counter
+) -> Callable[[], float]:
+    """Compiles ``lowered``; the function returned times one call on ``inputs``, in seconds
+    by ``clock``."""
     compiled = lowered.compile()
 
     def call() -> float:
-        begin = time.perf_counter()
+        begin = clock()
         jax.block_until_ready(compiled(inputs))
-        return time.perf_counter() - begin
+        return clock() - begin
 
     return call
 
@@ -314,12 +321,19 @@ def _meshes(trainer: Trainer) -> list[Mesh | None]:
     return [mesh, None]
 
 
-def choose_layout(trainer: Trainer, state: TrainState, seeds: int = 1) -> Choice:
+def choose_layout(
+    trainer: Trainer,
+    state: TrainState,
+    seeds: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Choice:
     """The :class:`~evolax.layout.Choice` of layout for ``trainer`` training ``state`` (one
     seed's): its explicit settings, else the fastest candidates among those ``"auto"``
     allows, measured now or once per shape (:func:`choose_cached`) on stand-in individuals
     around the algorithm's best genome, for a step ``vmap``-ped over ``seeds`` runs (``seeds``
-    times a group's individuals then share each evaluation). Set it with
+    times a group's individuals then share each evaluation). ``clock`` gives the seconds now,
+    by which the lowering, the candidates and the budget are timed (a test passes its own, so
+    that the decisions do not depend on the machine's load). Set it with
     :meth:`Trainer.with_layout <evolax.trainer.Trainer.with_layout>`."""
     check_positive_int("seeds", seeds)
     pop_size = trainer.algorithm.pop_size
@@ -395,7 +409,7 @@ def choose_layout(trainer: Trainer, state: TrainState, seeds: int = 1) -> Choice
         groups = dict(options)[layout.devices][-1] // layout.pop_chunk
         timed = groups_timed(layout.pop_chunk, groups)
         lowered, inputs, _ = program(layout, timed)
-        time_it = timer(lowered, inputs)
+        time_it = timer(lowered, inputs, clock)
         return lambda: time_it() * groups / timed
 
     def start() -> tuple[int, bool]:
@@ -418,9 +432,9 @@ def choose_layout(trainer: Trainer, state: TrainState, seeds: int = 1) -> Choice
         devices, chunks = options[0]
         # the whole share's program (the search's likely start): its size, bytes per
         # individual by XLA's cost analysis
-        begin = time.perf_counter()
+        begin = clock()
         lowered, _, n_eval = program(Layout(devices, chunks[-1]), 1)
-        worth = time.perf_counter() - begin <= MAX_LOWERING_SECONDS
+        worth = clock() - begin <= MAX_LOWERING_SECONDS
         if platform != "cpu":
             return len(chunks) - 1, worth
         return start_chunk(chunks, step_bytes(lowered) / n_eval, platform), worth
@@ -439,7 +453,7 @@ def choose_layout(trainer: Trainer, state: TrainState, seeds: int = 1) -> Choice
             seeds,
         )
 
-    return choose_cached(what, options, compile, start)
+    return choose_cached(what, options, compile, start, clock)
 
 
 def place(trainer: Trainer, state: TrainState, seeds: int = 1) -> Trainer:

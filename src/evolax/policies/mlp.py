@@ -31,7 +31,8 @@ class MLP(Policy):
     ``prod(action_shape)`` values.
 
     Args:
-        hidden_sizes: widths of the hidden layers, e.g. ``(64, 64)``.
+        hidden_sizes: widths of the hidden layers, e.g. ``(64, 64)``; ``()`` (``[]``) has none:
+            a linear policy, ``output_activation(W obs + b)``.
         output_activation: one of ``tanh``, ``softmax``, ``log_softmax``, ``sigmoid``, ``linear``.
     """
 

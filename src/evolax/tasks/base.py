@@ -74,6 +74,11 @@ class Task(eqx.Module):
         """Draw one (unbatched) state on the host as a ``uint8[H, W, 3]`` RGB image."""
         raise NotImplementedError(f"{type(self).__name__} has no renderer")
 
+    @property
+    def can_render(self) -> bool:
+        """Whether :meth:`render` draws (it is defined), known before any episode runs."""
+        return type(self).render is not Task.render
+
 
 class ConstructedTask(Task):
     """A task whose ``__init__`` works out its episode length and shapes (from an environment,

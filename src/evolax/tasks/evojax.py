@@ -94,6 +94,10 @@ class EvoJAXTask(ConstructedTask):
         done = jnp.reshape(remove_batch_axis(done, f"{name}.step's done"), ())
         return new_state, reward.astype(jnp.float32), done.astype(bool)
 
+    @property
+    def can_render(self) -> bool:
+        return hasattr(self.task, "render")
+
     def render(self, state) -> np.ndarray:
         """Draw one (unbatched) state with the EvoJAX task's ``render(state, task_id)``, as a
         ``uint8[H, W, 3]`` RGB image."""

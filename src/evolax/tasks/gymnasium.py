@@ -158,6 +158,10 @@ class Gymnasium(ConstructedTask):
     def render(self, state) -> np.ndarray:
         raise NotImplementedError("Gymnasium tasks are drawn by gymnasium (render_mode)")
 
+    @property
+    def can_render(self) -> bool:
+        return False
+
 
 def _make(env_id: str, kwargs: tuple[tuple[str, Any], ...]) -> Any:
     """One environment in this process (to read its spaces), with a one-line error for an

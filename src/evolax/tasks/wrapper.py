@@ -40,6 +40,10 @@ class TaskWrapper(Task):
     def render(self, state) -> np.ndarray:
         return self.task.render(state.inner)
 
+    @property
+    def can_render(self) -> bool:
+        return self.task.can_render
+
 
 def unwrap(state: Any, kind: type) -> Any:
     """The state of type ``kind`` in a stack of wrapped states (``state`` or an ``inner``)."""
