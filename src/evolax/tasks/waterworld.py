@@ -281,7 +281,7 @@ def start_pool(
         item_keys, task.item_speed
     )
     state = WaterWorldState(
-        obs=jnp.zeros(()),
+        obs=jnp.zeros(()),  # observed below
         agent_pos=agent_pos,
         agent_vel=jnp.zeros_like(agent_pos),
         item_pos=item_pos,
@@ -308,16 +308,17 @@ def advance_pool(
     minus poison, and whether ``max_steps`` is reached."""
     agent_pos, agent_vel = move_agent(state.agent_pos, state.agent_vel, direction, task)
     item_pos, item_vel = move_items(state.item_pos, state.item_vel)
-    moved = dataclasses.replace(
-        state, agent_pos=agent_pos, agent_vel=agent_vel, item_pos=item_pos, item_vel=item_vel
-    )
     lead = (1,) * (agent_pos.ndim - 1)
     item_food = state.item_food.reshape(*lead, -1)
     eaten = touching(agent_pos, item_pos, 2 * task.radius) & state.item_valid.reshape(*lead, -1)
     food = jnp.sum(eaten & item_food, axis=-1)
     poison = jnp.sum(eaten & ~item_food, axis=-1)
     new_state = dataclasses.replace(
-        moved,
+        state,
+        agent_pos=agent_pos,
+        agent_vel=agent_vel,
+        item_pos=item_pos,
+        item_vel=item_vel,
         item_valid=state.item_valid & ~jnp.any(eaten.reshape(-1, eaten.shape[-1]), axis=0),
         poison_eaten=state.poison_eaten + poison.astype(jnp.int32),
         steps=state.steps + 1,
