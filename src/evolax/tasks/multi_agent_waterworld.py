@@ -112,9 +112,9 @@ class MultiAgentWaterWorld(MultiAgentTask):
             check_in_interval(name, getattr(self, name), 0, SCREEN_SIZE // 2, high_open=True)
 
     def _observe(self, agent_pos, agent_vel, item_pos, item_vel, item_food, item_valid):
-        """Each agent's observation: per sensor ``[wall, food, poison, agent]`` distances over
-        ``max_range`` and the seen object's velocity, then the agent's own velocity. An agent
-        does not see itself (objects at distance 0 are ignored)."""
+        """Every agent's observation, ``f32[n_agents, 182]``: per sensor ``[wall, food, poison,
+        agent]`` distances over ``max_range`` and the seen object's velocity, then the agent's
+        own velocity. An agent does not see itself (objects at distance 0 are ignored)."""
         targets = Targets(  # the items, then the agents
             pos=jnp.concatenate([item_pos, agent_pos]),
             vel=jnp.concatenate([item_vel, agent_vel]),
