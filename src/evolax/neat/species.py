@@ -12,27 +12,6 @@ from jaxtyping import Array, Bool, Float, Int
 from evolax.neat.genome import NONE, Genome, is_input
 
 
-def _part(
-    ids_a: Int[Array, " K"],
-    real_a: Bool[Array, " K"],
-    ids_b: Int[Array, " K"],
-    real_b: Bool[Array, " K"],
-    diff,
-    disjoint_coefficient: float,
-    weight_coefficient: float,
-) -> Float[Array, ""]:
-    """One part of :func:`distance`: the genes ``real_a`` of ``ids_a`` against those of
-    ``ids_b`` (sorted); ``diff(slot)``: each gene of ``a``'s difference from ``b``'s gene at
-    ``slot``."""
-    slot = jnp.searchsorted(ids_b, ids_a).clip(0, ids_b.shape[0] - 1)
-    match = real_a & real_b[slot] & (ids_b[slot] == ids_a)
-    n_a, n_b, n_match = jnp.sum(real_a), jnp.sum(real_b), jnp.sum(match)
-    homologous = jnp.sum(jnp.where(match, diff(slot), 0.0))
-    disjoint = n_a + n_b - 2 * n_match
-    total = weight_coefficient * homologous + disjoint_coefficient * disjoint
-    return total / jnp.maximum(jnp.maximum(n_a, n_b), 1)
-
-
 def distance(
     a: Genome, b: Genome, disjoint_coefficient: float, weight_coefficient: float
 ) -> Float[Array, ""]:
@@ -57,14 +36,26 @@ def distance(
     def conn_diff(slot):
         return jnp.abs(a.weight - b.weight[slot]) + (a.enabled != b.enabled[slot])
 
-    # the inputs lead the sorted ids: masked out, they keep the order
-    nodes_a = (a.node_id != NONE) & ~is_input(a, a.node_id)
-    nodes_b = (b.node_id != NONE) & ~is_input(b, b.node_id)
-    conns_a, conns_b = a.innovation != NONE, b.innovation != NONE
-    c_d, c_w = disjoint_coefficient, weight_coefficient
-    return _part(a.node_id, nodes_a, b.node_id, nodes_b, node_diff, c_d, c_w) + _part(
-        a.innovation, conns_a, b.innovation, conns_b, conn_diff, c_d, c_w
-    )
+    def nodes(g: Genome) -> tuple[Int[Array, " K"], Bool[Array, " K"]]:
+        # the inputs lead the sorted ids: masked out, they keep the order
+        return g.node_id, (g.node_id != NONE) & ~is_input(g, g.node_id)
+
+    def conns(g: Genome) -> tuple[Int[Array, " K"], Bool[Array, " K"]]:
+        return g.innovation, g.innovation != NONE
+
+    def part(genes, diff) -> Float[Array, ""]:
+        """One part: ``genes(g)``, a genome's gene ids (sorted) and which slots hold one;
+        ``diff(slot)``: each gene of ``a``'s difference from ``b``'s gene at ``slot``."""
+        (ids_a, real_a), (ids_b, real_b) = genes(a), genes(b)
+        slot = jnp.searchsorted(ids_b, ids_a).clip(0, ids_b.shape[0] - 1)
+        match = real_a & real_b[slot] & (ids_b[slot] == ids_a)
+        n_a, n_b, n_match = jnp.sum(real_a), jnp.sum(real_b), jnp.sum(match)
+        homologous = jnp.sum(jnp.where(match, diff(slot), 0.0))
+        disjoint = n_a + n_b - 2 * n_match
+        total = weight_coefficient * homologous + disjoint_coefficient * disjoint
+        return total / jnp.maximum(jnp.maximum(n_a, n_b), 1)
+
+    return part(nodes, node_diff) + part(conns, conn_diff)
 
 
 @chex.dataclass(frozen=True)
@@ -155,46 +146,34 @@ def speciate(
     # 2. the others join the closest compatible representative
     closest, nearest = jnp.argmin(d, axis=0), jnp.min(d, axis=0)
     member = jnp.where(member >= 0, member, jnp.where(nearest < species.threshold, closest, -1))
-    alive, key, next_key = species.alive, species.key, species.next_key
-    best, improved = species.best_fitness, species.last_improved
 
     # 3. new species, one representative at a time
     def new_species(carry):
-        member, reps, d, alive, key, next_key, best, improved = carry
-        g = jnp.argmax(member < 0)
-        s = jnp.argmax(~alive)
+        new, d = carry
+        g = jnp.argmax(new.member < 0)
+        s = jnp.argmax(~new.alive)
         rep = jax.tree.map(lambda x: x[g], population)
         row = dist_to(rep)
-        joins = (member < 0) & (row < species.threshold)
-        member = jnp.where(joins, s, member).at[g].set(s)
-        reps = jax.tree.map(lambda r, n: r.at[s].set(n), reps, rep)
-        return (
-            member,
-            reps,
-            d.at[s].set(row),
-            alive.at[s].set(True),
-            key.at[s].set(next_key),
-            next_key + 1,
-            best.at[s].set(-jnp.inf),
-            improved.at[s].set(generation),
+        joins = (new.member < 0) & (row < species.threshold)
+        new = dataclasses.replace(
+            new,
+            representative=jax.tree.map(lambda r, n: r.at[s].set(n), new.representative, rep),
+            alive=new.alive.at[s].set(True),
+            key=new.key.at[s].set(new.next_key),
+            best_fitness=new.best_fitness.at[s].set(-jnp.inf),
+            last_improved=new.last_improved.at[s].set(generation),
+            member=jnp.where(joins, s, new.member).at[g].set(s),
+            next_key=new.next_key + 1,
         )
+        return new, d.at[s].set(row)
 
     def more(carry):
-        member, _, _, alive, *_ = carry
-        return jnp.any(member < 0) & jnp.any(~alive)
+        new, _ = carry
+        return jnp.any(new.member < 0) & jnp.any(~new.alive)
 
-    member, reps, d, alive, key, next_key, best, improved = jax.lax.while_loop(
-        more, new_species, (member, reps, d, alive, key, next_key, best, improved)
-    )
+    start = dataclasses.replace(species, representative=reps, member=member)
+    new, d = jax.lax.while_loop(more, new_species, (start, d))
     # 4. out of slots: the closest living species
-    member = jnp.where(member < 0, jnp.argmin(d, axis=0), member)
     return dataclasses.replace(
-        species,
-        representative=reps,
-        alive=alive,
-        key=key,
-        best_fitness=best,
-        last_improved=improved,
-        member=member,
-        next_key=next_key,
+        new, member=jnp.where(new.member < 0, jnp.argmin(d, axis=0), new.member)
     )

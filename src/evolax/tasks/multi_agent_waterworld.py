@@ -21,24 +21,26 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Bool, Float
+from jaxtyping import Array, Float
 
 from evolax.tasks.base import MultiAgentTask
 from evolax.tasks.waterworld import (
+    AGENT,
     DAMPING,
+    FOOD,
     ITEM_SPEED,
     N_ACTIONS,
     N_SENSORS,
+    POISON,
     SCREEN_SIZE,
     THRUST,
+    Targets,
     WaterWorldState,
     advance_pool,
     check_pool,
     draw_pool,
-    item_distances,
-    item_kind_and_velocity,
-    sensor_ends,
-    wall_distances,
+    observe_targets,
+    start_pool,
 )
 from evolax.types import Done, PRNGKey
 from evolax.validation import check_in_interval, check_positive_int
@@ -109,53 +111,21 @@ class MultiAgentWaterWorld(MultiAgentTask):
         for name in ("agent_circle", "item_disc"):
             check_in_interval(name, getattr(self, name), 0, SCREEN_SIZE // 2, high_open=True)
 
-    def observe_one(
-        self,
-        agent_pos: Float[Array, "2"],
-        agent_vel: Float[Array, "2"],
-        agents_pos: Float[Array, "agents 2"],
-        agents_vel: Float[Array, "agents 2"],
-        item_pos: Float[Array, "items 2"],
-        item_vel: Float[Array, "items 2"],
-        item_food: Bool[Array, " items"],
-        item_valid: Bool[Array, " items"],
-    ) -> Float[Array, "182"]:
-        """One agent's observation: per sensor ``[wall, food, poison, agent]`` distances over
-        ``max_range`` and the seen object's velocity, then the agent's own velocity. An agent
-        does not see itself (objects at distance 0 are ignored)."""
-        ends = sensor_ends(agent_pos, self.max_range)
-        wall, wall_hit = wall_distances(agent_pos, ends, self.max_range)
-        target_pos = jnp.concatenate([item_pos, agents_pos])
-        target_vel = jnp.concatenate([item_vel, agents_vel])
-        target_valid = jnp.concatenate([item_valid, jnp.ones(self.n_agents, bool)])
-        squared, target_hit = item_distances(
-            agent_pos, target_pos, target_valid, self.radius, self.max_range
-        )
-        squared = jnp.where(squared == 0.0, self.max_range**2, squared)
-        nearest = jnp.argmin(squared, axis=1)
-        target = jnp.sqrt(jnp.min(squared, axis=1))
-        hit = jnp.take_along_axis(target_hit, nearest[:, None], axis=1)[:, 0]
-        sees = (wall >= target) & hit
-        sees_wall = (wall < target) & wall_hit
-        is_agent = nearest >= self.n_items
-        food = item_food[jnp.minimum(nearest, self.n_items - 1)] & ~is_agent
-        channels = jnp.stack(
-            [
-                jnp.where(sees_wall, wall, self.max_range),
-                jnp.where(sees & food, target, self.max_range),
-                jnp.where(sees & ~food & ~is_agent, target, self.max_range),
-                jnp.where(sees & is_agent, target, self.max_range),
-            ],
-            axis=1,
-        )
-        velocity = jnp.where(sees[:, None], target_vel[nearest], 0.0)
-        sensors = jnp.concatenate([channels / self.max_range, velocity], axis=1)
-        return jnp.concatenate([sensors.reshape(-1), agent_vel])
-
     def _observe(self, agent_pos, agent_vel, item_pos, item_vel, item_food, item_valid):
-        return jax.vmap(self.observe_one, in_axes=(0, 0) + (None,) * 6)(
-            agent_pos, agent_vel, agent_pos, agent_vel, item_pos, item_vel, item_food, item_valid
+        """Every agent's observation, ``f32[n_agents, 182]``: per sensor ``[wall, food, poison,
+        agent]`` distances over ``max_range`` and the seen object's velocity, then the agent's
+        own velocity. An agent does not see itself (objects at distance 0 are ignored)."""
+        targets = Targets(  # the items, then the agents
+            pos=jnp.concatenate([item_pos, agent_pos]),
+            vel=jnp.concatenate([item_vel, agent_vel]),
+            valid=jnp.concatenate([item_valid, jnp.ones(self.n_agents, bool)]),
+            kind=jnp.concatenate(
+                [jnp.where(item_food, FOOD, POISON), jnp.full(self.n_agents, AGENT)]
+            ),
         )
+        return jax.vmap(
+            lambda pos, vel: observe_targets(self, pos, vel, targets, ignore_at_zero=True)
+        )(agent_pos, agent_vel)
 
     def reset(self, key: PRNGKey) -> WaterWorldState:
         """Agents at rest on a circle about the centre, items scattered within it."""
@@ -166,22 +136,7 @@ class MultiAgentWaterWorld(MultiAgentTask):
         )
         item_keys = keys[self.n_agents :]
         item_pos = jax.vmap(_item_position, in_axes=(0, None))(item_keys, self.item_disc)
-        item_food, item_vel = jax.vmap(item_kind_and_velocity, in_axes=(0, None))(
-            item_keys, self.item_speed
-        )
-        agent_vel = jnp.zeros((self.n_agents, 2))
-        item_valid = jnp.ones(self.n_items, bool)
-        return WaterWorldState(
-            obs=self._observe(agent_pos, agent_vel, item_pos, item_vel, item_food, item_valid),
-            agent_pos=agent_pos,
-            agent_vel=agent_vel,
-            item_pos=item_pos,
-            item_vel=item_vel,
-            item_food=item_food,
-            item_valid=item_valid,
-            poison_eaten=jnp.zeros(self.n_agents, jnp.int32),
-            steps=jnp.zeros([], jnp.int32),
-        )
+        return start_pool(self, self._observe, agent_pos, item_pos, item_keys)
 
     def step(
         self, state: WaterWorldState, action: Float[Array, "agents 4"], key: PRNGKey
@@ -194,13 +149,4 @@ class MultiAgentWaterWorld(MultiAgentTask):
 
     def render(self, state: WaterWorldState) -> np.ndarray:
         """The pool, every agent (yellow) with its sensor rays, food (green), poison (red)."""
-        return draw_pool(
-            np.asarray(state.agent_pos),
-            np.asarray(state.obs),
-            np.asarray(state.item_pos),
-            np.asarray(state.item_food),
-            np.asarray(state.item_valid),
-            float(self.radius),
-            float(self.max_range),
-            n_channels=4,
-        )
+        return draw_pool(self, state)

@@ -18,6 +18,7 @@ The ray geometry here is shared with :class:`~evolax.tasks.MultiAgentWaterWorld`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -92,6 +93,27 @@ class WaterWorldState:
     steps: Int[Array, ""]
 
 
+FOOD, POISON, AGENT = 0, 1, 2
+"""The kinds of object a sensor tells apart, in the order of their distance channels (after
+the wall's)."""
+
+
+@chex.dataclass(frozen=True)
+class Targets:
+    """The objects the sensors can see.
+
+    Attributes:
+        pos, vel: ``f32[targets, 2]``.
+        valid: whether each is in the pool, ``bool[targets]``.
+        kind: :data:`FOOD`, :data:`POISON` or :data:`AGENT`, ``i32[targets]``.
+    """
+
+    pos: Float[Array, "targets 2"]
+    vel: Float[Array, "targets 2"]
+    valid: Bool[Array, " targets"]
+    kind: Int[Array, " targets"]
+
+
 def sensor_ends(agent_pos: Float[Array, "2"], max_range: float) -> Float[Array, "sensors 2"]:
     """The far end of each sensor's ray from ``agent_pos``."""
     return jnp.stack(
@@ -126,25 +148,21 @@ def wall_distances(
     return jnp.min(distance, axis=1), jnp.take_along_axis(hit, nearest[:, None], axis=1)[:, 0]
 
 
-def item_distances(
-    agent_pos: Float[Array, "2"],
-    item_pos: Float[Array, "items 2"],
-    item_valid: Bool[Array, " items"],
-    radius: float,
-    max_range: float,
-) -> tuple[Float[Array, "sensors items"], Bool[Array, "sensors items"]]:
-    """Each ray's squared distance to each item, ``max_range**2`` where the ray misses it or
-    the item is gone; and whether the ray passes within ``radius`` of the item (whatever its
-    validity).
+def target_distances(
+    agent_pos: Float[Array, "2"], targets: Targets, radius: float, max_range: float
+) -> tuple[Float[Array, "sensors targets"], Bool[Array, "sensors targets"]]:
+    """Each ray's squared distance to each target, ``max_range**2`` where the ray misses it or
+    the target is gone; and whether the ray passes within ``radius`` of the target (whatever
+    its validity).
 
-    EvoJAX's rule: the hit point is the item's centre moved along the ray's normal
-    ``(sin a, -cos a)`` by the item's distance from the ray (onto the ray when the item lies
+    EvoJAX's rule: the hit point is the target's centre moved along the ray's normal
+    ``(sin a, -cos a)`` by its distance from the ray (onto the ray when the target lies
     to its left, mirrored away from it otherwise); the ray hits when that point, measured
     along the ray's longer axis, lies strictly inside the ray.
     """
     cos, sin = (jnp.asarray(f(SENSOR_ANGLES))[:, None] for f in (np.cos, np.sin))
-    rel_x = (item_pos[:, 0] - agent_pos[0])[None, :]  # [1, items] against the sensors' [s, 1]
-    rel_y = (item_pos[:, 1] - agent_pos[1])[None, :]
+    rel_x = (targets.pos[:, 0] - agent_pos[0])[None, :]  # [1, targets] against [sensors, 1]
+    rel_y = (targets.pos[:, 1] - agent_pos[1])[None, :]
     offset = jnp.abs(rel_x * sin - rel_y * cos)
     hit_x = rel_x + sin * offset  # the hit point relative to the agent
     hit_y = rel_y - cos * offset
@@ -155,22 +173,58 @@ def item_distances(
     )
     hit = (offset <= radius) & (along > 0.0) & (along < 1.0)
     squared = jnp.square(hit_x) + jnp.square(hit_y)
-    return jnp.where(hit & item_valid[None, :], squared, max_range**2), hit
+    return jnp.where(hit & targets.valid[None, :], squared, max_range**2), hit
+
+
+def observe_targets(
+    task: WaterWorld | MultiAgentWaterWorld,
+    agent_pos: Float[Array, "2"],
+    agent_vel: Float[Array, "2"],
+    targets: Targets,
+    ignore_at_zero: bool = False,
+) -> Float[Array, " obs"]:
+    """One agent's observation: per sensor the distances, over ``task.max_range``, to the wall
+    and to a target of each kind (``task.max_range`` but on the channel of what the ray sees
+    first, if anything), then the seen target's velocity; then the agent's own velocity.
+    ``ignore_at_zero``: targets at distance 0 are not seen (an agent among the targets does
+    not see itself)."""
+    max_range = task.max_range
+    ends = sensor_ends(agent_pos, max_range)
+    wall, wall_hit = wall_distances(agent_pos, ends, max_range)
+    squared, target_hit = target_distances(agent_pos, targets, task.radius, max_range)
+    if ignore_at_zero:
+        squared = jnp.where(squared == 0.0, max_range**2, squared)
+    nearest = jnp.argmin(squared, axis=1)
+    target = jnp.sqrt(jnp.min(squared, axis=1))
+    sees = (wall >= target) & jnp.take_along_axis(target_hit, nearest[:, None], axis=1)[:, 0]
+    sees_wall = (wall < target) & wall_hit
+    kind = targets.kind[nearest]
+    channels = jnp.stack(
+        [jnp.where(sees_wall, wall, max_range)]
+        + [
+            jnp.where(sees & (kind == k), target, max_range)
+            for k in range(distance_channels(task) - 1)
+        ],
+        axis=1,
+    )
+    velocity = jnp.where(sees[:, None], targets.vel[nearest], 0.0)
+    sensors = jnp.concatenate([channels / max_range, velocity], axis=1)
+    return jnp.concatenate([sensors.reshape(-1), agent_vel])
 
 
 def move_agent(
     pos: Float[Array, "... 2"],
     vel: Float[Array, "... 2"],
     direction: Int[Array, "..."],
-    thrust: float,
-    damping: float,
+    task: WaterWorld | MultiAgentWaterWorld,
 ) -> tuple[Float[Array, "... 2"], Float[Array, "... 2"]]:
-    """Add ``thrust`` to the velocity in ``direction`` (0 up, 1 down, 2 left, 3 right),
-    multiply it by ``damping``, move; an agent that reaches a wall (1 px from the edge) stops
-    there."""
+    """Add ``task.thrust`` to the velocity in ``direction`` (0 up, 1 down, 2 left, 3 right),
+    multiply it by ``task.damping``, move; an agent that reaches a wall (1 px from the edge)
+    stops there."""
+    thrust = task.thrust
     push_x = jnp.where(direction == 3, thrust, 0.0) - jnp.where(direction == 2, thrust, 0.0)
     push_y = jnp.where(direction == 1, thrust, 0.0) - jnp.where(direction == 0, thrust, 0.0)
-    vel = (vel + jnp.stack([push_x, push_y], axis=-1)) * damping
+    vel = (vel + jnp.stack([push_x, push_y], axis=-1)) * task.damping
     pos = pos + vel
     outside = (pos < 1.0) | (pos > SCREEN_SIZE - 1.0)
     blocked = jnp.any(outside, axis=-1, keepdims=True)
@@ -196,11 +250,55 @@ def touching(
     return distance < min_dist
 
 
+Observe = Callable[..., Float[Array, "*agents obs"]]
+"""A task's observation of every agent, from the arrays of a :class:`WaterWorldState`:
+``observe(agent_pos, agent_vel, item_pos, item_vel, item_food, item_valid)``."""
+
+
+def observed(state: WaterWorldState, observe: Observe) -> WaterWorldState:
+    """``state`` with ``obs`` set to ``observe``'s reading of its agents and items."""
+    obs = observe(
+        state.agent_pos,
+        state.agent_vel,
+        state.item_pos,
+        state.item_vel,
+        state.item_food,
+        state.item_valid,
+    )
+    return dataclasses.replace(state, obs=obs)
+
+
+def start_pool(
+    task: WaterWorld | MultiAgentWaterWorld,
+    observe: Observe,
+    agent_pos: Float[Array, "*agents 2"],
+    item_pos: Float[Array, "items 2"],
+    item_keys: PRNGKey,
+) -> WaterWorldState:
+    """The first state: agents at rest at ``agent_pos``, every item in the pool at
+    ``item_pos``, each food or poison and moving as drawn from its key (EvoJAX's draw)."""
+    item_food, item_vel = jax.vmap(item_kind_and_velocity, in_axes=(0, None))(
+        item_keys, task.item_speed
+    )
+    state = WaterWorldState(
+        obs=jnp.zeros(()),  # observed below
+        agent_pos=agent_pos,
+        agent_vel=jnp.zeros_like(agent_pos),
+        item_pos=item_pos,
+        item_vel=item_vel,
+        item_food=item_food,
+        item_valid=jnp.ones(task.n_items, bool),
+        poison_eaten=jnp.zeros(agent_pos.shape[:-1], jnp.int32),
+        steps=jnp.zeros([], jnp.int32),
+    )
+    return observed(state, observe)
+
+
 def advance_pool(
     task: WaterWorld | MultiAgentWaterWorld,
     state: WaterWorldState,
     direction: Int[Array, "*agents"],
-    observe: Callable[..., Float[Array, "*agents obs"]],
+    observe: Observe,
 ) -> tuple[WaterWorldState, Float[Array, "*agents"], Done]:
     """One step of a pool with one agent (no agent axis) or several (a leading agent axis):
     thrust every agent in its ``direction``, drift the items, and let each agent eat the items
@@ -208,29 +306,25 @@ def advance_pool(
     both eat it). ``task`` gives the pool's ``radius``, ``thrust``, ``damping`` and
     ``max_steps``. Returns the next state (``observe`` gives its ``obs``), each agent's food
     minus poison, and whether ``max_steps`` is reached."""
-    agent_pos, agent_vel = move_agent(
-        state.agent_pos, state.agent_vel, direction, task.thrust, task.damping
-    )
+    agent_pos, agent_vel = move_agent(state.agent_pos, state.agent_vel, direction, task)
     item_pos, item_vel = move_items(state.item_pos, state.item_vel)
     lead = (1,) * (agent_pos.ndim - 1)
     item_food = state.item_food.reshape(*lead, -1)
     eaten = touching(agent_pos, item_pos, 2 * task.radius) & state.item_valid.reshape(*lead, -1)
     food = jnp.sum(eaten & item_food, axis=-1)
     poison = jnp.sum(eaten & ~item_food, axis=-1)
-    item_valid = state.item_valid & ~jnp.any(eaten.reshape(-1, eaten.shape[-1]), axis=0)
-    steps = state.steps + 1
-    new_state = WaterWorldState(
-        obs=observe(agent_pos, agent_vel, item_pos, item_vel, state.item_food, item_valid),
+    new_state = dataclasses.replace(
+        state,
         agent_pos=agent_pos,
         agent_vel=agent_vel,
         item_pos=item_pos,
         item_vel=item_vel,
-        item_food=state.item_food,
-        item_valid=item_valid,
+        item_valid=state.item_valid & ~jnp.any(eaten.reshape(-1, eaten.shape[-1]), axis=0),
         poison_eaten=state.poison_eaten + poison.astype(jnp.int32),
-        steps=steps,
+        steps=state.steps + 1,
     )
-    return new_state, (food - poison).astype(jnp.float32), steps >= task.max_steps
+    reward = (food - poison).astype(jnp.float32)
+    return observed(new_state, observe), reward, new_state.steps >= task.max_steps
 
 
 def uniform_positions(key: PRNGKey, margin: float) -> Float[Array, "2"]:
@@ -269,31 +363,31 @@ def check_pool(task: WaterWorld | MultiAgentWaterWorld) -> None:
     check_non_negative("item_speed", task.item_speed)
 
 
-def draw_pool(
-    agent_pos: np.ndarray,
-    agent_obs: np.ndarray,
-    item_pos: np.ndarray,
-    item_food: np.ndarray,
-    item_valid: np.ndarray,
-    radius: float,
-    max_range: float,
-    n_channels: int,
-) -> np.ndarray:
+def distance_channels(task: WaterWorld | MultiAgentWaterWorld) -> int:
+    """The distances each sensor reports (the wall's, then one per kind of target): what its
+    ``obs_shape`` holds besides each sensor's seen velocity and the agent's own."""
+    return (task.obs_shape[0] - 2) // N_SENSORS - 2
+
+
+def draw_pool(task: WaterWorld | MultiAgentWaterWorld, state: WaterWorldState) -> np.ndarray:
     """Draw the pool: items (green food, red poison), agents (yellow) and their sensor rays,
-    each drawn as far as its reading. ``agent_pos`` is ``[agents, 2]``, ``agent_obs``
-    ``[agents, obs]`` whose first ``n_channels`` per sensor are normalised distances."""
+    each drawn as far as its reading."""
     from PIL import Image, ImageDraw
 
     image = Image.new("RGB", (SCREEN_SIZE, SCREEN_SIZE), (255, 255, 255))
     draw = ImageDraw.Draw(image)
+    radius, max_range = float(task.radius), float(task.max_range)
+    agent_pos = np.asarray(state.agent_pos).reshape(-1, 2)  # [agents, 2] for one agent too
+    agent_obs = np.asarray(state.obs).reshape(len(agent_pos), -1)
     angles = np.asarray(SENSOR_ANGLES)
     for (x, y), obs in zip(agent_pos, agent_obs, strict=True):
-        sensors = obs[:-2].reshape(N_SENSORS, -1)[:, :n_channels]
+        sensors = obs[:-2].reshape(N_SENSORS, -1)[:, : distance_channels(task)]
         reach = sensors.min(axis=1) * max_range
         for angle, length in zip(angles, reach, strict=True):
             end = (x + length * np.cos(angle), y + length * np.sin(angle))
             draw.line((x, y, *end), fill=(0, 0, 0), width=1)
-    for (x, y), food, valid in zip(item_pos, item_food, item_valid, strict=True):
+    items = (np.asarray(state.item_pos), np.asarray(state.item_food), np.asarray(state.item_valid))
+    for (x, y), food, valid in zip(*items, strict=True):
         if valid:
             box = (x - radius, y - radius, x + radius, y + radius)
             draw.ellipse(box, fill=(0, 200, 0) if food else (230, 0, 0), outline=(0, 0, 0))
@@ -355,27 +449,10 @@ class WaterWorld(Task):
     ) -> Float[Array, "152"]:
         """The agent's observation: per sensor ``[wall, food, poison]`` distances divided by
         ``max_range`` and the seen item's velocity, then the agent's velocity."""
-        ends = sensor_ends(agent_pos, self.max_range)
-        wall, wall_hit = wall_distances(agent_pos, ends, self.max_range)
-        squared, item_hit = item_distances(
-            agent_pos, item_pos, item_valid, self.radius, self.max_range
+        items = Targets(
+            pos=item_pos, vel=item_vel, valid=item_valid, kind=jnp.where(item_food, FOOD, POISON)
         )
-        nearest = jnp.argmin(squared, axis=1)
-        item = jnp.sqrt(jnp.min(squared, axis=1))
-        sees_item = (wall >= item) & jnp.take_along_axis(item_hit, nearest[:, None], axis=1)[:, 0]
-        sees_wall = (wall < item) & wall_hit
-        food = item_food[nearest]
-        channels = jnp.stack(
-            [
-                jnp.where(sees_wall, wall, self.max_range),
-                jnp.where(sees_item & food, item, self.max_range),
-                jnp.where(sees_item & ~food, item, self.max_range),
-            ],
-            axis=1,
-        )
-        velocity = jnp.where(sees_item[:, None], item_vel[nearest], 0.0)
-        sensors = jnp.concatenate([channels / self.max_range, velocity], axis=1)
-        return jnp.concatenate([sensors.reshape(-1), agent_vel])
+        return observe_targets(self, agent_pos, agent_vel, items)
 
     def reset(self, key: PRNGKey) -> WaterWorldState:
         """Agent at rest and items placed uniformly ``2 * radius`` from the walls."""
@@ -384,22 +461,7 @@ class WaterWorld(Task):
         margin = 2 * self.radius
         agent_pos = uniform_positions(keys[0], margin)
         item_pos = jax.vmap(uniform_positions, in_axes=(0, None))(keys[1:], margin)
-        item_food, item_vel = jax.vmap(item_kind_and_velocity, in_axes=(0, None))(
-            keys[1:], self.item_speed
-        )
-        agent_vel = jnp.zeros(2)
-        item_valid = jnp.ones(self.n_items, bool)
-        return WaterWorldState(
-            obs=self.observe(agent_pos, agent_vel, item_pos, item_vel, item_food, item_valid),
-            agent_pos=agent_pos,
-            agent_vel=agent_vel,
-            item_pos=item_pos,
-            item_vel=item_vel,
-            item_food=item_food,
-            item_valid=item_valid,
-            poison_eaten=jnp.zeros([], jnp.int32),
-            steps=jnp.zeros([], jnp.int32),
-        )
+        return start_pool(self, self.observe, agent_pos, item_pos, keys[1:])
 
     def step(
         self, state: WaterWorldState, action: Float[Array, "4"], key: PRNGKey
@@ -411,13 +473,4 @@ class WaterWorld(Task):
 
     def render(self, state: WaterWorldState) -> np.ndarray:
         """The pool, the agent (yellow) and its sensor rays, food (green) and poison (red)."""
-        return draw_pool(
-            np.asarray(state.agent_pos)[None],
-            np.asarray(state.obs)[None],
-            np.asarray(state.item_pos),
-            np.asarray(state.item_food),
-            np.asarray(state.item_valid),
-            float(self.radius),
-            float(self.max_range),
-            n_channels=3,
-        )
+        return draw_pool(self, state)
