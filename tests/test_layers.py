@@ -35,6 +35,7 @@ LAYERS: list[list[str]] = [
         "evolax.population",
         "evolax.neat",
         "evolax.host",
+        "evolax.lm",
     ],
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],
     ["evolax.rollout", "evolax.render", "evolax.coco"],
