@@ -20,6 +20,7 @@ from evolax.tasks.mnist import MNIST, MnistState
 from evolax.tasks.multi_agent_waterworld import MultiAgentWaterWorld
 from evolax.tasks.playground import Playground, PlaygroundState
 from evolax.tasks.seq2seq import Seq2SeqAddition, Seq2SeqState
+from evolax.tasks.text import Arithmetic, TextState, TextTask
 from evolax.tasks.text_painting import TextGuidedPainting, TextGuidedPaintingState
 from evolax.tasks.visual_discrimination import VisualDiscrimination, VisualDiscriminationState
 from evolax.tasks.waterworld import WaterWorld, WaterWorldState
@@ -52,6 +53,9 @@ __all__ = [
     "Playground",
     "PlaygroundState",
     "Seq2SeqAddition",
+    "Arithmetic",
+    "TextState",
+    "TextTask",
     "Seq2SeqState",
     "Task",
     "TextGuidedPainting",
@@ -70,6 +74,7 @@ REGISTRY = {
     "arm": Arm,
     "mnist": MNIST,
     "seq2seq": Seq2SeqAddition,
+    "arithmetic": Arithmetic,
     "image_approximation": ImageApproximation,
     "waterworld": WaterWorld,
     "waterworld_ma": MultiAgentWaterWorld,
