@@ -119,3 +119,26 @@ def test_a_seeded_population_trains_in_one_compiled_step(algorithm):
         state, metrics = step(state)
     fitness = np.asarray(metrics["fitness_mean"]) if "fitness_mean" in metrics else None
     assert fitness is None or 0.0 <= float(fitness) <= 1.0
+
+
+def test_a_user_task_from_two_jax_functions():
+    """Prompts "a?" whose answer is the same letter: the reward is checked by hand."""
+    from evolax.tasks import PromptTask
+
+    def prompts(key, batch):
+        letters = jax.random.randint(key, (batch,), ord("a"), ord("z") + 1)
+        return jnp.stack([letters, jnp.full(batch, ord("?"))], axis=1), letters
+
+    def reward(completion, answer):
+        return (completion[0] == answer).astype(jnp.float32)
+
+    held = (jnp.array([[ord("q"), ord("?")]]), jnp.array([ord("q")]))
+    task = PromptTask(prompts, reward, completion_len=2, batch_size=5, test_prompts=held)
+    state = task.reset(jax.random.key(0))
+    echo = jnp.stack([state.obs[:, 0], state.obs[:, 0]], axis=1)
+    assert float(task.step(state, echo, None)[1]) == 1.0
+    assert float(task.step(state, echo.at[:2, 0].set(ord("!")), None)[1]) == pytest.approx(0.6)
+    test = PromptTask(prompts, reward, 2, test_prompts=held, test=True)
+    assert test.obs_shape == (1, 2) and text(test.reset(jax.random.key(0)).obs[0]) == "q?"
+    with pytest.raises(ValueError, match="test=True needs test_prompts"):
+        PromptTask(prompts, reward, 2, test=True)
