@@ -36,6 +36,7 @@ LAYERS: list[list[str]] = [
         "evolax.neat",
         "evolax.host",
         "evolax.runlock",
+        "evolax.lm",
     ],
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],
     ["evolax.rollout", "evolax.render", "evolax.coco"],

@@ -72,6 +72,16 @@ class LowRank(eqx.Module):
     def __rmatmul__(self, x: Float[Array, "... m"]) -> Float[Array, "... n"]:
         return x @ unshare(self.w) + self.scale * ((x @ self.a) @ self.b.T)
 
+    def rows(self, index: Int[Array, "..."]) -> Float[Array, "... n"]:
+        """Rows ``index`` of a two-axis ``W + scale * a @ b.T`` (an embedding lookup):
+        ``W[index] + scale * a[index] @ b.T``, never the whole matrix."""
+        return unshare(self.w)[index] + self.scale * (self.a[index] @ self.b.T)
+
+    def matmul_transposed(self, x: Float[Array, "... n"]) -> Float[Array, "... m"]:
+        """``x @ (W + scale * a @ b.T).T`` of a two-axis view (an output head tied to the
+        embeddings): ``x @ W.T + scale * (x @ b) @ a.T``."""
+        return x @ unshare(self.w).T + self.scale * ((x @ self.b) @ self.a.T)
+
     def correction(self, project: Callable[[Array], Array]) -> Array:
         """``scale * project(a as a kernel) @ b.T``: the perturbation's share of a linear map
         ``project`` of the kernel (a convolution, say), where ``project(W + delta) =

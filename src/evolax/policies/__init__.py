@@ -6,6 +6,7 @@ from evolax.policies.direct import Direct
 from evolax.policies.evojax import EvoJAXObservation, EvoJAXPolicy
 from evolax.policies.flax import FlaxPolicy
 from evolax.policies.hyperneat import CPPNGenome, HyperNEAT
+from evolax.policies.language_model import LanguageModel
 from evolax.policies.mlp import MLP
 from evolax.policies.neat import NEATNetwork
 from evolax.policies.seq2seq import Seq2Seq
@@ -22,6 +23,7 @@ __all__ = [
     "FlaxPolicy",
     "CPPNGenome",
     "HyperNEAT",
+    "LanguageModel",
     "NEATNetwork",
     "Policy",
     "Seq2Seq",
@@ -35,6 +37,7 @@ REGISTRY = {
     "direct": Direct,
     "seq2seq": Seq2Seq,
     "transformer": Transformer,
+    "language_model": LanguageModel,
     "neat": NEATNetwork,
     "hyperneat": HyperNEAT,
 }

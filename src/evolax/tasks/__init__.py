@@ -20,6 +20,7 @@ from evolax.tasks.mnist import MNIST, MnistState
 from evolax.tasks.multi_agent_waterworld import MultiAgentWaterWorld
 from evolax.tasks.playground import Playground, PlaygroundState
 from evolax.tasks.seq2seq import Seq2SeqAddition, Seq2SeqState
+from evolax.tasks.text import Arithmetic, Countdown, PromptTask, TextState, TextTask
 from evolax.tasks.text_painting import TextGuidedPainting, TextGuidedPaintingState
 from evolax.tasks.visual_discrimination import VisualDiscrimination, VisualDiscriminationState
 from evolax.tasks.waterworld import WaterWorld, WaterWorldState
@@ -52,6 +53,11 @@ __all__ = [
     "Playground",
     "PlaygroundState",
     "Seq2SeqAddition",
+    "Arithmetic",
+    "Countdown",
+    "PromptTask",
+    "TextState",
+    "TextTask",
     "Seq2SeqState",
     "Task",
     "TextGuidedPainting",
@@ -70,6 +76,8 @@ REGISTRY = {
     "arm": Arm,
     "mnist": MNIST,
     "seq2seq": Seq2SeqAddition,
+    "arithmetic": Arithmetic,
+    "countdown": Countdown,
     "image_approximation": ImageApproximation,
     "waterworld": WaterWorld,
     "waterworld_ma": MultiAgentWaterWorld,
