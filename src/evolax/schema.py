@@ -266,6 +266,9 @@ def coerce(value: Any, annotation: Any, registries: Registries, where: str) -> A
             return find(value, registry, where)[0]
         return build({"name": value}, registry, registries, where)
     if isinstance(value, Mapping):
+        if "name" not in value and not registry and isinstance(annotation, type):
+            # a value of one class only (a model's shape, say): its fields, no name needed
+            value = {"name": f"{annotation.__module__}:{annotation.__qualname__}", **value}
         if "name" not in value:
             raise ValueError(f"{where}: a component needs a name (one of {sorted(registry)})")
         return build(value, registry, registries, where)
