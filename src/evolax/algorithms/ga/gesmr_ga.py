@@ -28,9 +28,8 @@ from evolax.validation import check_positive_int
 
 @chex.dataclass(frozen=True, kw_only=True)
 class GESMRGAState(PopulationState):
-    """GESMRGA state: ``population`` is the last evaluated generation (``[pop, D]``, every row
-    ``x0`` before the first ``tell``) and ``fitness`` its fitness (``[pop]``, non-finite values
-    as ``-inf``; all ``-inf`` before the first ``tell``).
+    """GESMRGA state: the population and fitness of
+    :class:`~evolax.algorithms.ga.simple_ga.SimpleGAState`, and the mutation stds.
 
     Attributes:
         mutation_std: the groups' mutation stds, ``[n_groups]``; group ``0`` holds the elite

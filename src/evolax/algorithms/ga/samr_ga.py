@@ -26,9 +26,8 @@ from evolax.types import PRNGKey
 
 @chex.dataclass(frozen=True, kw_only=True)
 class SAMRGAState(PopulationState):
-    """SAMRGA state: ``population`` is the last evaluated generation (``[pop, D]``, every row
-    ``x0`` before the first ``tell``) and ``fitness`` its fitness (``[pop]``, non-finite values
-    as ``-inf``; all ``-inf`` before the first ``tell``).
+    """SAMRGA state: the population and fitness of
+    :class:`~evolax.algorithms.ga.simple_ga.SimpleGAState`, and the mutation stds.
 
     Attributes:
         mutation_std: each member's own mutation std, ``[pop]`` (the initial ones before the
