@@ -135,7 +135,8 @@ CASES = [
     (
         ["train", "--resume", "{run}", "--pop-size", "8"],
         ["run"],
-        "--resume continues a run as configured; only run.generations and run.cpu_devices may",
+        "--resume continues a run as configured; only run.generations, run.loggers and "
+        "run.cpu_devices may",
     ),
     (["eval", "{files}/empty"], ["files"], "is not an evolax run folder (no config.json)"),
     (["eval", "{run}", "--episodes", "0"], ["run"], "argument --episodes: must be a positive"),

@@ -71,7 +71,7 @@ def test_resume_refuses_to_change_the_configuration(tmp_path):
         text=True,
     )
     assert result.returncode == 2
-    assert "only run.generations and run.cpu_devices may change" in result.stderr
+    assert "only run.generations, run.loggers and run.cpu_devices may change" in result.stderr
 
 
 def test_a_folder_without_a_recorded_configuration_cannot_be_rebuilt(tmp_path):

@@ -18,7 +18,7 @@ from evolax.data.mnist import DATA_DIR_ENV as DATA_ENV
 from evolax.sharding import initialize_distributed, request_cpu_devices
 
 # what a resumed run may change (results do not depend on the device count)
-_RESUMABLE = {"run.generations", "run.cpu_devices"}
+_RESUMABLE = {"run.generations", "run.cpu_devices", "run.loggers"}
 
 
 def _mesh(devices: int, pop_size: int, n_repeats: int, group: int = 1):
@@ -64,7 +64,7 @@ def command(args: argparse.Namespace) -> int:
         changed = sorted({a.partition("=")[0] for a in overrides} - _RESUMABLE)
         if changed or config_source(args) or args.run_dir:
             raise ValueError(
-                "--resume continues a run as configured; only run.generations and "
+                "--resume continues a run as configured; only run.generations, run.loggers and "
                 f"run.cpu_devices may change (got {changed or 'a config or --run-dir'})"
             )
         config = resolve(read_config(args.resume), overrides)
