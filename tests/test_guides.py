@@ -65,7 +65,7 @@ def evolax_commands(path: Path) -> list[list[str]]:
     """The arguments of every ``evolax ...`` line in the page's bash blocks."""
     commands = []
     for _, source in code_blocks(path, "bash"):
-        for line in source.splitlines():
+        for line in source.replace("\\\n", " ").splitlines():  # continued lines joined
             words = shlex.split(line, comments=True)
             while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):  # VAR=value prefixes
                 words = words[1:]
