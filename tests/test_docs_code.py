@@ -100,6 +100,16 @@ def test_every_page_with_code_is_run_and_the_skips_are_the_named_ones():
         assert page.rsplit("/", 1)[-1] in (ROOT / test).read_text(), f"{test} runs {page}"
 
 
+def same_optimum(ns: dict) -> None:
+    """from_evosax.md: evosax's loop and its port both reach the sphere's optimum."""
+    assert float(ns["f"](ns["evosax_mean"])) < 1e-8
+    assert float(ns["f"](ns["evolax_mean"])) < 1e-10  # as the page's comment says
+
+
+# what a page's code must have computed, checked after it ran
+CLAIMS = {"docs/from_evosax.md": same_optimum}
+
+
 @pytest.mark.parametrize("page", RUN)
 def test_the_page_code_runs(page, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
@@ -118,6 +128,7 @@ def test_the_page_code_runs(page, tmp_path, monkeypatch, capsys):
         rank = "allow" if ("py", "") in markers else "raise"
         with jax.numpy_rank_promotion(rank):
             exec(code, namespace)
+    CLAIMS.get(name(page), lambda ns: None)(namespace)
     capsys.readouterr()
 
 
