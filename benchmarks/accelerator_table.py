@@ -1,16 +1,16 @@
 """Collect the results of `benchmarks/accelerator.sh` into one table.
 
 Reads the JSON each benchmark wrote in ``benchmarks/results/accelerator/`` and writes
-``accelerator.json`` (the rows and the device) and ``accelerator.md`` (a Markdown table). Each
-row is a ratio measured side by side in one run, or a rate on the named device; a benchmark
-that did not run is listed as missing.
+``accelerator.json`` (the rows and the device) and ``accelerator.md`` (a Markdown table, with its
+caption). Each row is a ratio measured side by side in one run, or a rate on the named device; a
+benchmark that did not run is listed as missing.
 """
 
 from __future__ import annotations
 
 import json
 
-from results_table import RESULTS
+from results_table import RESULTS, write_table
 
 
 def load(name: str) -> dict | None:
@@ -112,7 +112,7 @@ def main() -> None:
             f"{'' if other is None else f'{other:.4g}'} | {row.get('against', '')} | "
             f"{'' if speedup is None else f'{speedup:.2f}x'} |"
         )
-    (RESULTS / "accelerator.md").write_text("\n".join(lines) + "\n")
+    write_table(RESULTS / "accelerator.md", "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -10,7 +10,7 @@ Writes, into benchmarks/results:
   interrupted) only computes the algorithms it lacks;
 - `bbob_full.json`, `bbob_full.md`, `bbob_full_ecdf.png`: COCO's report of all of them (ERT per
   function, ECDF);
-- `bbob.md`: the summary the docs quote, ranked by ECDF area.
+- `bbob.md`: the summary the docs include (in docs/results), ranked by ECDF area.
 
     python benchmarks/bbob_table.py                    # every algorithm (about an hour)
     python benchmarks/bbob_table.py cma_es open_es     # some, added to the kept ones
@@ -26,7 +26,7 @@ import numpy as np
 from evolax.algorithms import REGISTRY
 from evolax.cli import bench_algorithms
 from evolax.coco import BBOBRuns, bbob_runs, report_tables, write_report
-from results_table import RESULTS
+from results_table import RESULTS, write_table
 
 DIM, SEEDS, BUDGET = 10, 5, 1000.0
 FUNCTIONS = tuple(range(1, 25))
@@ -96,8 +96,8 @@ def main() -> None:
     kept = sorted(p.stem for p in (RESULTS / "bbob_runs").glob("*.npz") if p.stem in REGISTRY)
     results = {name: run(name) for name in kept}
     write_report(results, RESULTS, name="bbob_full")
-    (RESULTS / "bbob.md").write_text(summary(report_tables(results)))
-    print(f"wrote {RESULTS}/bbob.md and bbob_full.json, .md, _ecdf.png ({len(results)} algorithms)")
+    where = write_table(RESULTS / "bbob.md", summary(report_tables(results)))
+    print(f"wrote {where} and {RESULTS}/bbob_full.json, .md, _ecdf.png ({len(results)} algorithms)")
     if failed:
         raise SystemExit(f"failed: {', '.join(failed)} (see above)")
 

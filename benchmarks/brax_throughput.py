@@ -24,7 +24,7 @@ Compilation is timed separately (one untimed call of each before the rounds); th
 rounds alternate between the runners so that drift of the machine hits all of them alike.
 Steps per second count every simulated environment step: evolax's loop stops when its last
 episode ends, the scans always run ``max_steps``. Results go to
-``benchmarks/results/brax_throughput.json`` and the Markdown table docs/results.md quotes to
+``benchmarks/results/brax_throughput.json`` and the Markdown table docs/results.md includes to
 ``brax_throughput.md`` (``--out``), and the table to stdout. Example (2 CPU cores, a few
 minutes, most of it compiling)::
 

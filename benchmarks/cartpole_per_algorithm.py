@@ -6,8 +6,9 @@ own step sizes), for 1000 generations, tested every 50 generations on 100 held-o
 with `--seeds` seeds (42 and the next ones) as one vmapped `evolax.train` run. Reported per
 algorithm: how many seeds reach a test >= 900, the median and interquartile range of the
 generation where they first do (a seed that never does counts as later than all), and of the
-best test. Writes `benchmarks/results/cartpole_per_algorithm.json` and `.md` (the table
-`docs/results.md` quotes), after every algorithm.
+best test. Writes `benchmarks/results/cartpole_per_algorithm.json` and
+`docs/results/cartpole_per_algorithm.md` (the table `docs/results.md` includes), after every
+algorithm.
 
     python benchmarks/cartpole_per_algorithm.py                 # every registered one: hours
     python benchmarks/cartpole_per_algorithm.py pgpe cma_es

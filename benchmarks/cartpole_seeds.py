@@ -10,7 +10,8 @@ and interquartile range over seeds. Seconds to the target are the seed's generat
 single run's seconds per generation (its wall time, compilation and tests included, over its
 generations): what a run of that seed alone would take. The speed-up of vmapping is the
 single run's wall time times the number of seeds over the vmapped run's wall time. Writes
-`benchmarks/results/cartpole_seeds.json` and `.md` (the table `docs/results.md` quotes).
+`benchmarks/results/cartpole_seeds.json` and `docs/results/cartpole_seeds.md` (the table
+`docs/results.md` includes).
 
     python benchmarks/cartpole_seeds.py                        # easy and hard, 8 seeds
     python benchmarks/cartpole_seeds.py --optimizer evojax_adam cartpole_easy

@@ -19,7 +19,7 @@ over alternating timing rounds (`side_by_side.py`). The tuning's share is taken 
 tuning, from a fresh cache), timed from the command's start, where that takes under
 `--cli-limit` seconds by the estimate; else of the estimate, the worker's first-generation
 time plus 99 median generations (which leaves out the command's start, tests and
-checkpoints). Writes `benchmarks/results/default_layout.json` and `.md`.
+checkpoints). Writes `benchmarks/results/default_layout.json` and `docs/results/default_layout.md`.
 
     python benchmarks/default_layout.py                   # every preset (about 25 minutes)
     python benchmarks/default_layout.py cartpole_easy mnist

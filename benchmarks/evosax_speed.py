@@ -13,8 +13,9 @@ Run with `nox -s bench -- evosax` (installs evosax 0.3.2 beside evolax), or dire
 ``--baseline TREE`` a third worker times the evolax of another checkout (e.g. a ``git worktree``
 of an earlier commit) in the same run, and the table gains its speed-up over evosax and the
 ratio of the two evolax versions (named by ``--baseline-name`` and ``--name``). Writes
-``benchmarks/results/evosax_speed.json`` and ``.md`` (``--out``; the table docs/results.md
-quotes); without ``--baseline``, the cases not measured again keep their rows from the last run.
+``benchmarks/results/evosax_speed.json`` and ``docs/results/evosax_speed.md`` (``--out``; the table
+docs/results.md includes); without ``--baseline``, the cases not measured again keep their rows from
+the last run.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ generation is 16,000 steps; test episodes are not counted, as the paper counts n
 best test. The ARS paper (Mania, Guy & Recht 2018, table 1) reports the average episodes to
 3000 on HalfCheetah-v1 over 3 seeds: 2,720 for ARS V2 and 1,707 for V2-t.
 
-Writes ``benchmarks/results/halfcheetah_ars.json`` and ``.md`` (the table docs/host.md
-quotes).
+Writes ``benchmarks/results/halfcheetah_ars.json`` and ``docs/results/halfcheetah_ars.md`` (the
+table docs/host.md includes).
 
     python benchmarks/halfcheetah_ars.py                        # 3 seeds, 250 generations
     python benchmarks/halfcheetah_ars.py --seeds 1 --generations 50

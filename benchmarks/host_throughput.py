@@ -11,8 +11,8 @@ workers):
   overlap on and off (whole generations: ask, the host rollout, tell);
 - EvoTorch 0.6.1: ``GymNE`` (``num_actors`` Ray actors) with its PGPE, the same network.
 
-Writes ``benchmarks/results/host_throughput.json`` and ``.md`` (the table docs/host.md
-quotes).
+Writes ``benchmarks/results/host_throughput.json`` and ``docs/results/host_throughput.md`` (the
+table docs/host.md includes).
 
     python benchmarks/host_throughput.py                  # 1 and 2 workers, 3 generations
     python benchmarks/host_throughput.py --workers 4 --generations 2 --no-evotorch

@@ -8,8 +8,8 @@ method: the median and interquartile range over seeds of the deployed solution's
 the summed squared distances over the 75 trials; 0 is perfect), the root-mean-square
 distance it implies in pixels, and how many seeds solve every trial. Two fixed choices give
 the scale: always the field's centre, and a pixel drawn uniformly. Writes
-`benchmarks/results/hyperneat_visual_discrimination.json` and `.md` (the table
-`docs/neat.md` quotes).
+`benchmarks/results/hyperneat_visual_discrimination.json` and
+`docs/results/hyperneat_visual_discrimination.md` (the table `docs/neat.md` includes).
 
     python benchmarks/hyperneat_visual_discrimination.py            # 5 seeds, 300 generations
 """

@@ -4,7 +4,8 @@ The ``mnist`` preset (EvoJAX's ConvNet, 11,274 parameters, centre starting at ze
 ``low_rank_es``: every kernel perturbed at rank 1 (a kernel is a matrix over its flattened
 window), population 1,024, ``--batch`` training images per generation, adam 0.01 on the mean,
 noise scale 0.04; the whole 10,000-image test set scores the mean every ``--interval``
-generations. Writes ``benchmarks/results/hyperscale_mnist.json`` and ``.md``.
+generations. Writes ``benchmarks/results/hyperscale_mnist.json`` and
+``docs/results/hyperscale_mnist.md``.
 
     python benchmarks/hyperscale_mnist.py       # about 70 s a generation on 2 cores: for a GPU
 

@@ -8,7 +8,7 @@ preset's seed alone as one run. Reported per tested generation: the median and i
 range of the loss (mean squared pixel error, minus the test score) over seeds, and the seconds
 a run of one seed alone takes to get there (the single run's wall time, compilation and tests
 included, over its generations). Writes `benchmarks/results/image_approximation_seeds.json`
-and `.md` (the table `docs/results.md` quotes).
+and `.md` (the table `docs/results.md` includes).
 
     python benchmarks/image_approximation_seeds.py           # 8 seeds, 1000 generations
 """

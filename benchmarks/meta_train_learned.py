@@ -24,7 +24,8 @@ OpenES and SNES with :func:`evolax.coco.bbob_runs` on the HELD-OUT functions (an
 reference, the training ones) at ``--eval-dim`` 10, 5 seeds, the same population and budget
 for all, read at each of ``--budgets`` (evaluations per dimension). OpenES's and SNES's
 settings are chosen on the TRAINING functions from a small grid (as the learned algorithms
-were fit to those). Writes ``benchmarks/results/learned_es.md`` and ``.json``.
+were fit to those). Writes ``docs/results/learned_es.md`` and
+``benchmarks/results/learned_es.json``.
 
     python benchmarks/meta_train_learned.py --algorithm les --mode train
     python benchmarks/meta_train_learned.py --algorithm lga --mode train
@@ -55,6 +56,7 @@ from evolax.algorithms.learned.lga import LGA, LGA_SHAPES
 from evolax.coco import BBOBRuns, bbob_runs
 from evolax.coco.report import report_tables
 from evolax.problems.bbob import BBOB_FUNCTION_NAMES, bbob_problem
+from results_table import RESULTS, write_table
 
 TRAIN_FUNCTIONS = (1, 4, 6, 8, 11, 15, 16, 17, 19, 20)
 """The meta-training functions of Lange et al. (2023a), as we read the paper: sphere,
@@ -63,7 +65,6 @@ Bueche-Rastrigin, attractive sector, Rosenbrock, discus, Rastrigin, Weierstrass,
 HELD_OUT = tuple(f for f in range(1, 25) if f not in TRAIN_FUNCTIONS)
 
 ALGORITHMS = {"les": (LES, LES_SHAPES), "lga": (LGA, LGA_SHAPES)}
-RESULTS = Path(__file__).resolve().parent / "results"
 LOG_FLOOR, LOG_CEIL = 1e-8, 1e8
 
 
@@ -331,8 +332,8 @@ def evaluate(args) -> None:
     table["seconds"] = time.perf_counter() - t0
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "learned_es.json").write_text(json.dumps(table, indent=1) + "\n")
-    (RESULTS / "learned_es.md").write_text(markdown(table, args))
-    print(f"wrote {RESULTS / 'learned_es.md'} ({time.perf_counter() - t0:.0f}s)")
+    where = write_table(RESULTS / "learned_es.md", markdown(table, args))
+    print(f"wrote {where} ({time.perf_counter() - t0:.0f}s)")
 
 
 def evosax_les_weights():

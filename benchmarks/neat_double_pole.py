@@ -11,7 +11,7 @@ another, each stopped at its solve or after ``--generations``: the generation wh
 solves (median and IQR; a seed that never does counts as later than all), the winner's size
 (nodes other than inputs, enabled connections: neat-python's ``genome.size()``) and wall time
 per seed (evolax's includes its one compilation, shared by the seeds). Writes
-``benchmarks/results/neat_double_pole.json`` and ``.md``.
+``benchmarks/results/neat_double_pole.json`` and ``docs/results/neat_double_pole.md``.
 
     python benchmarks/neat_double_pole.py                 # 20 seeds, up to 200 generations
     python benchmarks/neat_double_pole.py --seeds 2 --generations 30

@@ -12,7 +12,7 @@ them. Over ``--seeds`` seeds each way (0 and the next), each stopped at its solv
 ``--generations``: the evaluations to solve (generations times the population, the paper's
 measure; median and IQR), the solutions' generalisation scores and sizes, and the paper's
 averages (table 2: 33,184 evaluations, 286 of 625). Writes
-``benchmarks/results/neat_double_pole_nv.json`` and ``.md``.
+``benchmarks/results/neat_double_pole_nv.json`` and ``docs/results/neat_double_pole_nv.md``.
 
     python benchmarks/neat_double_pole_nv.py                 # 10 seeds, up to 150 generations
     python benchmarks/neat_double_pole_nv.py --seeds 1 --generations 20 --no-neat-python

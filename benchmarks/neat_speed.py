@@ -8,7 +8,7 @@ activation per step; evolax runs the trainer's jitted step (ask, evaluate, tell)
 CPU devices. Side by side in one run, at each population: neat-python's first generations
 (its wall time per generation, evaluation and reproduction) and evolax's generations after
 compiling (and its compile time). Peak memory is the evolax process's resident set. Writes
-``benchmarks/results/neat_speed.json`` and ``.md``.
+``benchmarks/results/neat_speed.json`` and ``docs/results/neat_speed.md``.
 
     python benchmarks/neat_speed.py                    # populations 1,000 and 10,000
     python benchmarks/neat_speed.py --pops 1000 --neat-python-generations 1

@@ -12,7 +12,7 @@ that solves (a seed that never does counts as later than all), the mean size of 
 network (nodes other than inputs, enabled connections: neat-python's ``genome.size()``), and
 milliseconds per generation of one seed (evolax: the vmapped run after compiling, over 20 x
 300 seed-generations; neat-python: its wall time over the generations it ran). Writes
-``benchmarks/results/neat_xor.json`` and ``.md``.
+``benchmarks/results/neat_xor.json`` and ``docs/results/neat_xor.md``.
 
     python benchmarks/neat_xor.py        # about 10 minutes on 2 cores
 """

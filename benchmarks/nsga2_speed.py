@@ -11,7 +11,7 @@ is the median over ``--rounds`` of the seconds per generation. EvoX is left out 
 ``--evox-max-pop`` (its sort of 20,000 points took minutes). The hypervolume of each final
 population (reference point 1.1 in every objective) is printed as a check that the runs
 are alike. Writes ``benchmarks/results/nsga2_speed.json`` and the table docs/results.md
-quotes.
+includes.
 
     python benchmarks/nsga2_speed.py            # a few minutes on 2 cores
 """

@@ -8,9 +8,9 @@ Times, in alternating rounds in one process, each a jitted ``lax.scan`` over gen
 The differences give the cost of the population and the sphere (``ask + sphere - noise``) and
 of ``tell`` (``generation - ask + sphere``). The case (dimension, population, std, learning
 rate) and the sphere are ``evosax_speed.py``'s. Writes the parts' medians to
-``benchmarks/results/open_es_parts.json`` and ``.md`` (``--out``; the table docs/results.md
-quotes). Run with `python benchmarks/open_es_parts.py [--dim 100000 --pop 1024 --generations 3
---rounds 5]`.
+``benchmarks/results/open_es_parts.json`` and ``docs/results/open_es_parts.md`` (``--out``; the
+table docs/results.md includes). Run with `python benchmarks/open_es_parts.py [--dim 100000 --pop
+1024 --generations 3 --rounds 5]`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ def table(pop: int, dim: int, rows: list[dict]) -> str:
 
 
 def main() -> None:
-    dim, pop, std, lr = CASES["open_es"]
+    case = CASES["open_es"]
+    dim, pop, std, lr = case.dim, case.pop, case.std, case.lr
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dim", type=int, default=dim)
     parser.add_argument("--pop", type=int, default=pop)

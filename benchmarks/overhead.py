@@ -3,8 +3,8 @@
 Both runs use the CLI's defaults (log every 10 generations, test every 100, checkpoint every
 100, keep 3 + best) on the population mesh the CLI would use; the bare run writes nothing
 (no progress bar, no metrics file, no checkpoints) but still tests. Writes the two wall times
-to `benchmarks/results/overhead.json` and `.md` (the table docs/results.md quotes) and prints
-the instrumented run's own time split.
+to `benchmarks/results/overhead.json` and `docs/results/overhead.md` (the table docs/results.md
+includes) and prints the instrumented run's own time split.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ vmapped ``evolax.train`` run for ``--generations``. From each seed's last popula
 of: the non-dominated members, the hypervolume of the front above (return 0, effort 1000)
 divided by 1000 x 1000, the front's best return and that member's effort, and the least
 effort of a front member whose return is at least 90% of the best. Writes
-``benchmarks/results/pareto_cartpole.json`` and the table docs/results.md quotes.
+``benchmarks/results/pareto_cartpole.json`` and the table docs/results.md includes.
 
     python benchmarks/pareto_cartpole.py            # about a minute on 2 cores
 

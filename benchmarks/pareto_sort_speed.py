@@ -16,7 +16,7 @@ fewer, fuller fronts, as later), each library ranks the same points into Pareto 
 
 Every library's ranks must equal evolax's (the run stops otherwise). Timing rounds alternate
 between the libraries; each figure is the median of ``--rounds``. Writes
-``benchmarks/results/pareto_sort_speed.json`` and the table docs/results.md quotes.
+``benchmarks/results/pareto_sort_speed.json`` and the table docs/results.md includes.
 
     python benchmarks/pareto_sort_speed.py            # about 3 minutes on 2 cores
 """

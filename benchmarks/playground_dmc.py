@@ -11,7 +11,8 @@ multiplies uprightness, a centred cart, small controls and small velocities; its
 990, is 99% of the maximum (the suite documents no threshold for it). Test episodes are not
 counted as training steps.
 
-Writes ``benchmarks/results/playground_dmc.json`` and ``.md`` (the table docs/host.md quotes).
+Writes ``benchmarks/results/playground_dmc.json`` and ``docs/results/playground_dmc.md`` (the table
+docs/host.md includes).
 
     python benchmarks/playground_dmc.py                     # 5 seeds, 60 generations
     python benchmarks/playground_dmc.py --seeds 2 --generations 20

@@ -7,7 +7,7 @@ minus the angles' standard deviation, QD-score offset -pi) through ``evolax.trai
 MAP-Elites on the preset's 32 x 32 grid of end-effector positions, CVT-MAP-Elites on 1,024
 centroids, and CMA-MAE on the same grid (4 emitters of 32, threshold_min -pi). Reported at
 chosen generations: the median (interquartile range) of the archive's coverage and QD-score
-across seeds. Writes ``benchmarks/results/qd_arm.json`` and the table docs/results.md quotes.
+across seeds. Writes ``benchmarks/results/qd_arm.json`` and the table docs/results.md includes.
 
     python benchmarks/qd_arm.py            # under a minute on 2 cores
 

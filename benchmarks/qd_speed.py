@@ -9,7 +9,7 @@ A generation is ask, evaluate and tell. Both first run ``--warmup`` generations,
 archive is partly full; then each round times ``--generations`` more (evolax: one jitted
 ``lax.scan``, compiled before timing; pyribs: its Python loop), alternating libraries. Each
 figure is the median over ``--rounds`` of the seconds per generation. Writes
-``benchmarks/results/qd_speed.json`` and the table docs/results.md quotes.
+``benchmarks/results/qd_speed.json`` and the table docs/results.md includes.
 
     python benchmarks/qd_speed.py            # about 2 minutes on 2 cores
 """

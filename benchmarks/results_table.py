@@ -1,18 +1,58 @@
-"""Benchmark results: rows kept across runs, written as JSON and as the Markdown the docs quote."""
+"""Benchmark results: rows kept across runs, written as JSON and as the tables the docs include.
+
+The JSON goes to ``benchmarks/results`` (not committed); the table, with a caption naming the
+machine, the date and the command, to ``docs/results/NAME.md`` (committed), which the pages
+include (``--8<-- "docs/results/NAME.md"``): a run replaces the figures the docs show.
+``EVOLAX_BENCHMARK_RESULTS`` sends both to a folder of its own (``accelerator.sh`` does, so that
+its runs do not replace the CPU tables).
+"""
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
 import platform
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-# where results go: benchmarks/results, or EVOLAX_BENCHMARK_RESULTS (accelerator.sh sends its
-# runs to a folder of their own, so they do not replace the CPU tables the docs quote)
-RESULTS = Path(os.environ.get("EVOLAX_BENCHMARK_RESULTS") or Path(__file__).parent / "results")
+_OWN_FOLDER = os.environ.get("EVOLAX_BENCHMARK_RESULTS")
+RESULTS = Path(_OWN_FOLDER or Path(__file__).parent / "results")
+TABLES = Path(_OWN_FOLDER or Path(__file__).resolve().parents[1] / "docs" / "results")
+
+
+def machine() -> str:
+    """The CPU's model and core count, and the accelerator JAX uses, if any."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(line for line in info if line.startswith("model name")).split(":")[1]
+    except (OSError, StopIteration):
+        pass
+    where = f"{os.cpu_count()} cores of an {cpu.strip()}"
+    jax = sys.modules.get("jax")
+    if jax is not None and jax.default_backend() != "cpu":
+        where = f"{jax.devices()[0].device_kind}, {where}"
+    return where
+
+
+def caption() -> str:
+    """The line under a table: where and when it was measured, and the command that did."""
+    command = shlex.join(["python", f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]])
+    return f"_Measured on {machine()}, {datetime.date.today()}. Reproduce: `{command}`._"
+
+
+def write_table(path: Path, markdown: str) -> Path:
+    """``markdown`` and its :func:`caption` to ``path``, or to ``docs/results`` where ``path``
+    is in ``benchmarks/results`` (the default place); returns where it went."""
+    if path.parent.resolve() == RESULTS.resolve():
+        path = TABLES / path.name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(markdown.rstrip() + "\n\n" + caption() + "\n")
+    return path
 
 
 def millions(steps: float | None) -> str:
@@ -45,7 +85,8 @@ def write_results(
     **extra,
 ):
     """``out`` (JSON: the rows, the machine, and ``extra``'s entries, such as the configuration)
-    and ``out`` with ``.md`` (``table(rows)``, the Markdown the docs quote)."""
+    and ``table(rows)``, the Markdown the docs include (:func:`write_table` of ``out`` with
+    ``.md``)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     result = {
         "benchmark": benchmark,
@@ -55,4 +96,4 @@ def write_results(
         **extra,
     }
     out.write_text(json.dumps(jsonable(result), indent=2))
-    out.with_suffix(".md").write_text(table(rows) + "\n")
+    write_table(out.with_suffix(".md"), table(rows))

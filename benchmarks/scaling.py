@@ -4,7 +4,8 @@ Trains the cart-pole preset (or `--pop-size`) with `Trainer(mesh=...)` over the 
 for n = 1, 2, 4, ... up to all of them, and reports generations/s and the speed-up over one
 device. On a multi-GPU machine it shows the scaling; on CPU it requests `--cpu-devices`
 host devices (default: one per core) and shows what splitting costs or gains there. Writes
-`benchmarks/results/scaling.json` and `.md` (the table docs/scaling.md quotes).
+`benchmarks/results/scaling.json` and `docs/results/scaling.md` (the table docs/scaling.md
+includes).
 """
 
 from __future__ import annotations

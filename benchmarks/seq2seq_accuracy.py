@@ -9,7 +9,7 @@ example: a smaller network (hidden 64) and population (256), and larger steps (c
 accuracy, the leading digit, for 300 generations). The ``seq2seq`` preset is the
 configuration aimed at the paper's > 99% on an accelerator (``evolax train seq2seq``).
 Writes the curve to ``benchmarks/results/seq2seq.json`` and its table to ``seq2seq.md``
-(``--out``; the table docs/results.md quotes).
+(``--out``; the table docs/results.md includes).
 
     python benchmarks/seq2seq_accuracy.py --minutes 20
 """

@@ -5,7 +5,7 @@ The long runs the docs report (MNIST to generation 5000, WaterWorld, the multi-a
 take hours on a CPU, so the run and the table are separate steps: ``--train`` starts
 ``evolax train`` with the arguments that follow ``--`` (given a folder that holds a run, it
 resumes it: ``-- run.generations=6000``); without it the script only reads the folder.
-Writes ``benchmarks/results/NAME.json`` and ``.md``.
+Writes ``benchmarks/results/NAME.json`` and ``docs/results/NAME.md``.
 
     python benchmarks/training_curve.py mnist_curve --run-dir runs/mnist-5000 --train -- \\
         mnist run.generations=5000 run.test_interval=100 run.log_interval=50

@@ -65,7 +65,7 @@ def evolax_commands(path: Path) -> list[list[str]]:
     """The arguments of every ``evolax ...`` line in the page's bash blocks."""
     commands = []
     for _, source in code_blocks(path, "bash"):
-        for line in source.splitlines():
+        for line in source.replace("\\\n", " ").splitlines():  # continued lines joined
             words = shlex.split(line, comments=True)
             while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):  # VAR=value prefixes
                 words = words[1:]
@@ -330,7 +330,9 @@ def test_reproducing_covers_every_preset_with_recorded_figures():
     table = text.split("## The presets")[1].split("\n## ")[0]
     rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `(\w+)` \|.*$", table, re.M)}
     assert set(rows) == set(presets()), "one row per preset that `evolax configs` lists"
-    sources = (ROOT / "docs" / "results.md").read_text() + (ROOT / "README.md").read_text()
+    tables = sorted((ROOT / "docs" / "results").glob("*.md"))  # the benchmarks' tables
+    pages = [ROOT / "README.md", ROOT / "docs" / "results.md", *tables]
+    sources = "".join(p.read_text() for p in pages)
     for name, row in rows.items():
         assert f"--config {name}" in row
         # every figure in the row is one that results.md or the README records

@@ -36,6 +36,7 @@ from jax.sharding import Mesh
 from evolax import algorithms, policies, schema, tasks
 from evolax.algorithms import Algorithm
 from evolax.data import MnistData, load_mnist
+from evolax.logging import check_loggers
 from evolax.optim import clipup, evojax_adam
 from evolax.placement import trainer_class
 from evolax.policies import Policy
@@ -60,6 +61,9 @@ class Run:
         checkpoint_interval: generations between checkpoints.
         keep_checkpoints: recent checkpoints kept (besides the best).
         cpu_devices: on a CPU host, XLA devices to create (``None``: one per core).
+        loggers: trackers the metrics go to besides ``metrics.jsonl``: ``tensorboard``,
+            ``wandb`` (Weights & Biases), ``mlflow``, each an optional extra
+            (:func:`evolax.logging.open_logger`).
     """
 
     generations: int = 1000
@@ -71,11 +75,14 @@ class Run:
     checkpoint_interval: int = 100
     keep_checkpoints: int = 3
     cpu_devices: int | None = None
+    loggers: tuple[str, ...] = ()
 
     def __post_init__(self):
+        check_loggers(self.loggers, "run.loggers")
+        object.__setattr__(self, "loggers", tuple(self.loggers))
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if f.name != "seed" and value is not None and value <= 0:
+            if f.name not in ("seed", "loggers") and value is not None and value <= 0:
                 raise ValueError(f"{f.name} must be a positive integer, got {value}")
 
     @property
@@ -92,6 +99,7 @@ class Run:
             "n_test_episodes": self.test_episodes,
             "checkpoint_interval": self.checkpoint_interval,
             "keep_checkpoints": self.keep_checkpoints,
+            "loggers": self.loggers,
         }
 
 

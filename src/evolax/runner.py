@@ -37,8 +37,8 @@ from evolax.logging import (
     JsonLinesSink,
     ProgressBar,
     Sink,
-    TensorBoardSink,
-    summary_writer,
+    open_logger,
+    require_loggers,
     truncate_rows,
     write_json_atomic,
 )
@@ -163,6 +163,7 @@ RESUMABLE = (
     "run.checkpoint_interval",
     "run.keep_checkpoints",
     "run.cpu_devices",
+    "run.loggers",
     "host",
 )
 
@@ -236,16 +237,23 @@ def _check_same_folder(path: Path | None) -> None:
         )
 
 
-def _open_sinks(run: Progress, progress: bool, tensorboard: bool) -> list[Sink]:
-    """Process 0's sinks: the progress bar, ``metrics.jsonl`` and TensorBoard (opened first,
-    so that a missing tensorboardX stops the run before it writes anything)."""
+def _open_sinks(run: Progress, progress: bool, loggers: Sequence[str], config: Any) -> list[Sink]:
+    """Process 0's sinks: the progress bar, ``metrics.jsonl`` and the trackers ``loggers``
+    (opened first, so that a missing package stops the run before it writes anything)."""
     if jax.process_index() != 0:
         return []
     path = run.run_dir
-    board = [TensorBoardSink(path / "tensorboard")] if path is not None and tensorboard else []
+    trackers: list[Sink] = []
+    try:
+        for name in dict.fromkeys(loggers):
+            trackers.append(open_logger(name, path, config))
+    except BaseException:
+        for tracker in trackers:
+            tracker.close()
+        raise
     lines = [JsonLinesSink(path / METRICS)] if path is not None else []
     bar = ProgressBar(run.n_generations, initial=run.generation, enabled=progress)
-    return [bar, *lines, *board]
+    return [bar, *lines, *trackers]
 
 
 def train(
@@ -263,6 +271,7 @@ def train(
     keep_checkpoints: int = 3,
     resume: bool = False,
     tensorboard: bool = False,
+    loggers: Sequence[str] = (),
     hooks: Sequence[Hook] | None = None,
     sinks: Sequence[Sink] = (),
 ) -> TrainResult:
@@ -296,7 +305,12 @@ def train(
         checkpoint_interval: generations between checkpoints; the last is always saved.
         keep_checkpoints: how many recent checkpoints to keep besides the best.
         resume: continue the run in ``run_dir``.
-        tensorboard: also write TensorBoard event files to ``run_dir/tensorboard``.
+        tensorboard: also write TensorBoard event files to ``run_dir/tensorboard`` (the
+            same as ``"tensorboard"`` in ``loggers``).
+        loggers: trackers to log to as well, by name: ``"tensorboard"``, ``"wandb"``
+            (Weights & Biases), ``"mlflow"``, each an optional extra
+            (:func:`~evolax.logging.open_logger` says where each writes); ``config`` is
+            recorded as the run's parameters. A tracker object of your own goes in ``sinks``.
         hooks: what runs after each chunk, in order; ``None``: the standard hooks
             (:func:`~evolax.hooks.standard_hooks` of the four arguments above, which are
             not used when ``hooks`` is given). To add one, pass
@@ -309,8 +323,8 @@ def train(
         hooks = standard_hooks(log_interval, test_interval, n_test_episodes, checkpoint_interval)
     if resume and run_dir is None:
         raise ValueError("resume needs a run_dir")
-    if tensorboard:
-        summary_writer()  # installed? asked before any work
+    loggers = [*(["tensorboard"] if tensorboard else []), *loggers]
+    require_loggers(loggers)  # known and installed? asked before any work
     seeds = None if isinstance(seed, int) else [int(s) for s in seed]
     if seeds is not None and (not seeds or len(set(seeds)) != len(seeds)):
         raise ValueError(f"seed must be an int or distinct ints, got {seed!r}")
@@ -334,7 +348,7 @@ def train(
                 check_resumable(store, config)
         return _train(
             trainer, n_generations, seeds, first, path, store, config, progress, resume,
-            tensorboard, hooks, sinks,
+            loggers, hooks, sinks,
         )  # fmt: skip
     finally:
         try:
@@ -356,7 +370,7 @@ def _train(
     config: dict[str, Any] | None,
     progress: bool,
     resume: bool,
-    tensorboard: bool,
+    loggers: Sequence[str],
     hooks: Sequence[Hook],
     sinks: Sequence[Sink],
 ) -> TrainResult:
@@ -392,7 +406,7 @@ def _train(
         run.generation = int(np.max(to_host(run.state.generation)))  # the seeds share it
         if resume and store is not None:
             truncate_rows(cast(Path, path) / METRICS, run.generation)
-        run.sinks = [*_open_sinks(run, progress, tensorboard), *sinks]
+        run.sinks = [*_open_sinks(run, progress, loggers, config), *sinks]
         if store is not None and (config is not None or not resume):
             write_json_atomic(cast(Path, path) / CONFIG, config or {})
         if store is not None:

@@ -59,6 +59,7 @@ SHORTHANDS: dict[str, tuple[str, str]] = {
     "normalize_obs": ("trainer.normalize_obs", "normalise observations (true or false)"),
     "generations": ("run.generations", "generation to train up to"),
     "seed": ("run.seed", "random seed"),
+    "loggers": ("run.loggers", "also log to these trackers: tensorboard, wandb, mlflow"),
     "seeds": ("run.seeds", "train this many seeds (seed, seed + 1, ...) as one vmapped program"),
     "log_interval": ("run.log_interval", "generations per compiled chunk"),
     "test_interval": ("run.test_interval", "generations between tests"),
@@ -67,7 +68,7 @@ SHORTHANDS: dict[str, tuple[str, str]] = {
     "keep_checkpoints": ("run.keep_checkpoints", "recent checkpoints to keep"),
     "cpu_devices": ("run.cpu_devices", "on a CPU host: XLA devices (default: 1 per core)"),
 }
-_LIST_FLAGS = {"hidden_sizes", "grid_shape", "canvas_size"}  # comma-separated values
+_LIST_FLAGS = {"hidden_sizes", "grid_shape", "canvas_size", "loggers"}  # comma-separated values
 # a task's name stands for its preset: `evolax train cartpole`
 _TASK_PRESETS = {"cartpole": "cartpole_easy", "brax": "ant"}
 
@@ -115,7 +116,11 @@ def _parser() -> argparse.ArgumentParser:
         "of one device and the most that split either evenly, timed at the start; on CPU "
         "there is one device per core)",
     )
-    p.add_argument("--tensorboard", action="store_true", help="also write TensorBoard events")
+    p.add_argument(
+        "--tensorboard",
+        action="store_true",
+        help="also write TensorBoard events (--loggers tensorboard)",
+    )
     p.add_argument(
         "--coordinator",
         metavar="HOST:PORT",

@@ -117,7 +117,7 @@ class LES(Learned, DistributionAlgorithm[LESState]):
     f20) in 2, 5 and 10 dimensions, 16 samples, 100 generations, ``init_std = 1`` from
     ``x0 ~ U[-4, 4]^d``. On the 14 held-out BBOB functions (d = 10) they match SNES at
     ``100 d`` evaluations and trail it slightly at ``1000 d``; both beat OpenES
-    (``benchmarks/results/learned_es.md``). Other population sizes, horizons and scales work
+    (``docs/results/learned_es.md``). Other population sizes, horizons and scales work
     but were not trained for.
 
     Args:

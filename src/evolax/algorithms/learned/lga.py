@@ -117,7 +117,7 @@ class LGA(Learned, PopulationAlgorithm[LGAState]):
     31 minutes on 2 CPU cores) on 10 BBOB functions (f1, f4, f6, f8, f11, f15, f16, f17, f19,
     f20) in 2, 5 and 10 dimensions, 16 members, 100 generations, ``init_std = 1`` from
     ``x0 ~ U[-4, 4]^d``. On the 14 held-out BBOB functions (d = 10) they beat OpenES but not
-    SNES (``benchmarks/results/learned_es.md``).
+    SNES (``docs/results/learned_es.md``).
 
     Args:
         pop_size: number of parents and of children, at least 2 (the shipped weights were

@@ -1,7 +1,9 @@
-"""Metric sinks: console progress bar, JSON-lines file, TensorBoard event files.
+"""Metric sinks: console progress bar, JSON-lines file, and the trackers (TensorBoard,
+Weights & Biases, MLflow: one module each, each an optional extra, opened by :func:`open_logger`).
 
 Every sink takes rows: flat dicts with a ``"kind"`` (``"train"`` per generation, ``"test"`` per
-test, ``"chunk"`` per compiled chunk with its timings) and a ``"generation"``.
+test, ``"chunk"`` per compiled chunk with its timings), a ``"generation"`` and, in a run of
+several seeds, a ``"seed"``.
 """
 
 from __future__ import annotations
@@ -10,17 +12,54 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from tqdm.auto import tqdm
 
-Row = dict[str, Any]
+from evolax.logging.mlflow import MlflowSink
+from evolax.logging.sink import LOGGERS, Row, Sink, check_loggers, require_loggers, scalars
+from evolax.logging.tensorboard import TensorBoardSink
+from evolax.logging.wandb import WandbSink
+
+__all__ = [
+    "LOGGERS",
+    "JsonLinesSink",
+    "MlflowSink",
+    "ProgressBar",
+    "Row",
+    "Sink",
+    "TensorBoardSink",
+    "WandbSink",
+    "open_logger",
+    "read_rows",
+    "require_loggers",
+    "scalars",
+    "truncate_rows",
+    "write_json_atomic",
+]
 
 
-class Sink(Protocol):
-    def write(self, row: Row) -> None: ...
+def open_logger(
+    name: str, run_dir: Path | None = None, config: dict[str, Any] | None = None
+) -> Sink:
+    """The tracker ``name`` (one of :data:`LOGGERS`) for the run in ``run_dir``, recording
+    ``config`` (the resolved configuration) where the tracker keeps parameters.
 
-    def close(self) -> None: ...
+    ``tensorboard`` writes event files to ``run_dir/tensorboard``; ``wandb`` starts a W&B run
+    named after the run folder (its files in ``run_dir/wandb``; project ``$WANDB_PROJECT`` or
+    ``evolax``; ``WANDB_MODE=offline`` keeps it local); ``mlflow`` starts an MLflow run named
+    after the run folder at ``$MLFLOW_TRACKING_URI`` in experiment ``$MLFLOW_EXPERIMENT_NAME``
+    (or ``evolax``).
+    """
+    check_loggers([name])
+    label = None if run_dir is None else Path(run_dir).name
+    if name == "tensorboard":
+        if run_dir is None:
+            raise ValueError("loggers: tensorboard writes into the run folder; give a run_dir")
+        return TensorBoardSink(Path(run_dir) / "tensorboard")
+    if name == "wandb":
+        return WandbSink(name=label, directory=run_dir, config=config)
+    return MlflowSink(name=label, config=config)
 
 
 class JsonLinesSink:
@@ -79,37 +118,6 @@ def truncate_rows(path: str | Path, generation: int) -> None:
     if path.exists():
         kept = [row for row in read_rows(path) if row.get("generation", 0) <= generation]
         _write_atomic(path, "".join(json.dumps(row) + "\n" for row in kept))
-
-
-def summary_writer() -> type:
-    """tensorboardX's ``SummaryWriter``, or an ``ImportError`` that says how to install it
-    (:func:`evolax.train` asks before any work)."""
-    try:
-        from tensorboardX import SummaryWriter
-    except ImportError as error:
-        raise ImportError(
-            "TensorBoard logging needs tensorboardX: pip install 'evolax[tensorboard]'"
-        ) from error
-    return SummaryWriter
-
-
-class TensorBoardSink:
-    """Scalars ``train/*``, ``test/*`` and ``profile/*`` per generation (needs tensorboardX)."""
-
-    def __init__(self, logdir: str | Path):
-        self._writer = summary_writer()(str(logdir))
-
-    def write(self, row: Row) -> None:
-        groups: dict[object, str] = {"train": "train", "test": "test", "chunk": "profile"}
-        group = groups.get(row.get("kind"))
-        if group is None:
-            return
-        for name, value in row.items():
-            if name not in ("kind", "generation") and isinstance(value, (int, float)):
-                self._writer.add_scalar(f"{group}/{name}", value, row["generation"])
-
-    def close(self) -> None:
-        self._writer.close()
 
 
 class ProgressBar:
