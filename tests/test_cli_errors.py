@@ -240,7 +240,7 @@ def test_a_resume_checks_the_configuration_against_the_checkpoint_first(run_dir,
         f"evolax train: error: the configuration no longer matches the checkpoint in {copy}: "
         "algorithm.pop_size 8 here, 4 saved; policy.hidden_sizes [4, 4] here, [4] saved (a "
         "resumed run may change only run.generations, run.log_interval, run.test_interval, "
-        "run.checkpoint_interval, run.keep_checkpoints, run.cpu_devices, host)"
+        "run.checkpoint_interval, run.keep_checkpoints, run.cpu_devices, run.loggers, host)"
     ]
 
 
