@@ -33,6 +33,7 @@ from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import Shaping
+from evolax.compiled import compiled
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import (
     check_in_interval,
@@ -206,6 +207,7 @@ class Algorithm(eqx.Module, Generic[S]):
 
     # ---- the public interface, written once -----------------------------------------------
 
+    @compiled
     def init(self, key: PRNGKey, x0: Params) -> S:
         """The initial state; ``x0`` fixes the genome's pytree structure and dtype (float32,
         or float64 genomes under ``jax_enable_x64``) and is the start point."""
@@ -224,10 +226,12 @@ class Algorithm(eqx.Module, Generic[S]):
             generation=jnp.zeros([], jnp.int32),
         )
 
+    @compiled
     def ask(self, key: PRNGKey, state: S) -> tuple[Population, S]:
         """Sample a population: ``x0``'s pytree with a leading ``pop_size`` axis."""
         return self._ask_population(key, state)
 
+    @compiled
     def tell(
         self, key: PRNGKey, state: S, population: Population, fitness: Fitness, **extra: Any
     ) -> tuple[S, Metrics]:
@@ -281,6 +285,7 @@ class Algorithm(eqx.Module, Generic[S]):
         }
         return new, metrics
 
+    @compiled
     def best(self, state: S) -> Params:
         """The solution to deploy, a genome pytree: the best genome ever told (distribution
         algorithms return their mean)."""
@@ -312,6 +317,7 @@ class DistributionAlgorithm(Algorithm[S]):
         sound = [jnp.all(~jnp.isnan(leaf) & (leaf != jnp.inf)) for leaf in own]
         return jnp.all(jnp.stack([*sound, jnp.all(state.std > 0)]))  # type: ignore[attr-defined]
 
+    @compiled
     def best(self, state: S) -> Params:
         if self.pytree_genome:
             return state.mean  # type: ignore[attr-defined]
