@@ -14,6 +14,7 @@ compiled programs, keyed by what they were traced with; it never changes a resul
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import types
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 
 import jax
 import numpy as np
+from jax.dtypes import canonicalize_dtype as canonical
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,7 +60,10 @@ def compiled(fn: F) -> F:
                 if isinstance(leaf, jax.core.Tracer):
                     return fn(*args, **kwargs)
                 arrays.append(leaf)
-                signature.append((leaf.shape, leaf.dtype))
+                dtype = (
+                    leaf.dtype if isinstance(leaf, jax.Array) else canonical(leaf.dtype)
+                )
+                signature.append((leaf.shape, dtype))
             else:
                 signature.append((type(leaf), leaf))
         key = (treedef, tuple(signature))
@@ -66,6 +71,8 @@ def compiled(fn: F) -> F:
             entry = programs.get(key)
         except TypeError:
             for leaf in leaves:
+                if isinstance(leaf, _ARRAYS):
+                    continue
                 try:
                     hash(leaf)
                 except TypeError:
@@ -177,3 +184,25 @@ def configuration_key(obj: Any, _path: frozenset[int] = frozenset()) -> Any:
     except TypeError:
         return _Identity(obj)
     return (type(obj), obj)
+
+
+def explained_hash(module: Any) -> int:
+    """An equinox module's hash (its fields'), or, for one holding arrays, a ``TypeError``
+    saying how to compile its methods: ``jax.jit`` hashes the ``self`` of a bound method
+    (``jax.jit(trainer.run)``), which arrays cannot give."""
+    try:
+        return hash(tuple((f.name, getattr(module, f.name)) for f in dataclasses.fields(module)))
+    except TypeError:
+        name = type(module).__name__
+        paths = [
+            jax.tree_util.keystr(path)
+            for path, leaf in jax.tree_util.tree_flatten_with_path(module)[0]
+            if isinstance(leaf, _ARRAYS)
+        ]
+        raise TypeError(
+            f"{name} holds arrays ({name.lower()}{paths[0] if paths else ''}), so it cannot be "
+            f"hashed as jax.jit's static argument or the self of a method jax.jit compiles: "
+            f"call the method as it is (evolax's public methods compile themselves), or "
+            f"compile it with eqx.filter_jit: eqx.filter_jit({name.lower()}.method) in place "
+            f"of jax.jit({name.lower()}.method)"
+        ) from None

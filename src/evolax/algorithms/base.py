@@ -33,7 +33,7 @@ from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import Shaping
-from evolax.compiled import compiled
+from evolax.compiled import compiled, explained_hash
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import (
     check_in_interval,
@@ -124,6 +124,8 @@ class Algorithm(eqx.Module, Generic[S]):
     Subclasses are frozen equinox modules whose fields are configuration, and write only
     ``_init``, ``_ask`` and ``_tell`` on flat arrays (see the module's docstring).
     """
+
+    __hash__ = explained_hash
 
     pop_size: eqx.AbstractVar[int]
     pytree_genome: ClassVar[bool] = False
