@@ -70,7 +70,7 @@ def test_optimizers_and_closures_compare_by_their_configuration():
     assert configuration_key(jnp.ones(2)) != configuration_key(jnp.zeros(2))
     f, g = object(), object()  # compared by identity
     assert configuration_key(f) == configuration_key(f) != configuration_key(g)
-    with pytest.raises(TypeError, match="optimizer must be an optax.GradientTransformation"):
+    with pytest.raises(TypeError, match=r"optimizer must be an optax\.GradientTransformation"):
         Optimizer(0.05)
 
 

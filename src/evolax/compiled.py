@@ -60,9 +60,7 @@ def compiled(fn: F) -> F:
                 if isinstance(leaf, jax.core.Tracer):
                     return fn(*args, **kwargs)
                 arrays.append(leaf)
-                dtype = (
-                    leaf.dtype if isinstance(leaf, jax.Array) else canonical(leaf.dtype)
-                )
+                dtype = leaf.dtype if isinstance(leaf, jax.Array) else canonical(leaf.dtype)
                 signature.append((leaf.shape, dtype))
             else:
                 signature.append((type(leaf), leaf))
