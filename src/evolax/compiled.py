@@ -89,8 +89,66 @@ def compiled(fn: F) -> F:
             out[0], [next(filled) if is_array else leaf for is_array, leaf in out[1]]
         )
 
-    wrapper.__wrapped_compiled__ = fn  # type: ignore[attr-defined]
-    return wrapper  # type: ignore[return-value]
+    return Compiled(fn, wrapper)  # type: ignore[return-value]
+
+
+class Compiled:
+    """A function wrapped by :func:`compiled`: called, it runs the wrapper; as a method
+    (looked up on an instance), it binds as a :class:`BoundCompiled`."""
+
+    def __init__(self, fn: Callable, call: Callable):
+        functools.update_wrapper(self, fn)
+        self.__wrapped_compiled__ = fn
+        self._call = call
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call(*args, **kwargs)
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        return self if obj is None else BoundCompiled(self, obj)
+
+
+class BoundCompiled:
+    """A compiled method bound to its module: a pytree whose child is the module (as
+    equinox's bound methods are), but cheap to make (a lookup on every eager call makes
+    one). It hashes as its module does, which ``jax.jit(trainer.run)`` needs."""
+
+    __slots__ = ("__func__", "__self__", "__weakref__")
+
+    def __init__(self, func: Compiled, obj: Any):
+        self.__func__ = func
+        self.__self__ = obj
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__func__._call(self.__self__, *args, **kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, BoundCompiled)
+            and other.__func__ is self.__func__
+            and other.__self__ is self.__self__
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.__func__, self.__self__))
+
+    @property
+    def __name__(self) -> str:
+        return self.__func__.__name__  # type: ignore[attr-defined]
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self.__func__.__doc__
+
+    def __repr__(self) -> str:
+        return f"<compiled method {self.__name__} of {type(self.__self__).__name__}>"
+
+
+jax.tree_util.register_pytree_node(
+    BoundCompiled,
+    lambda bound: ((bound.__self__,), bound.__func__),
+    lambda func, children: BoundCompiled(func, children[0]),
+)
 
 
 def _program(fn: Callable, treedef: Any, leaves: list) -> tuple[Callable, list]:
@@ -118,7 +176,7 @@ def _program(fn: Callable, treedef: Any, leaves: list) -> tuple[Callable, list]:
 
 def is_compiled(method: Callable) -> bool:
     """Whether ``method`` (a function or a bound method) was wrapped by :func:`compiled`."""
-    return hasattr(getattr(method, "__func__", method), "__wrapped_compiled__")
+    return isinstance(getattr(method, "__func__", method), Compiled)
 
 
 class _Identity:

@@ -137,6 +137,7 @@ class Optimizer(optax.GradientTransformationExtraArgs):
     """
 
     _key: Any
+    _hash: int
 
     def __new__(cls, transform: optax.GradientTransformation) -> "Optimizer":
         if isinstance(transform, Optimizer):
@@ -151,6 +152,7 @@ class Optimizer(optax.GradientTransformationExtraArgs):
             update = optax.with_extra_args_support(transform).update
         self = super().__new__(cls, transform.init, update)
         self._key = configuration_key(transform)
+        self._hash = hash(self._key)
         return self
 
     def __eq__(self, other: object) -> bool:
@@ -160,4 +162,4 @@ class Optimizer(optax.GradientTransformationExtraArgs):
         return not self == other
 
     def __hash__(self) -> int:
-        return hash(self._key)
+        return self._hash
