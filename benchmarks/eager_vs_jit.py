@@ -17,9 +17,9 @@ Sizes: evosax's README (``CMA_ES(popsize=20, num_dims=2)``, the population and d
 its example) for OpenES, CMA-ES and SimpleGA, and d = 10,000 (pop 256) for OpenES, SimpleGA
 and Sep-CMA-ES; CMA-ES itself would hold a 10,000 x 10,000 covariance there, whose
 eigendecomposition takes minutes on a CPU. Each figure is the fastest round's mean seconds per
-generation (the forms alternate within each round, so a busy machine slows them alike; the
-fastest round is the least disturbed one, as ``timeit`` advises); the JSON records the medians
-too.
+generation (the forms alternate within each round, in a rotating order, with Python's garbage
+collector paused as ``timeit`` pauses it; on a busy machine the fastest round is the least
+disturbed one, as ``timeit`` advises); the JSON records the medians too.
 
 Writes ``benchmarks/results/eager_vs_jit.json`` and ``.md`` (the table
 docs/guides/own_loop.md quotes).
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -103,11 +104,17 @@ def measure(name: str, make, pop: int, dim: int, rounds: int, generations: int) 
     for loop in forms.values():  # compile, warm up
         jax.block_until_ready(loop(key, state, 2))
     times: dict[str, list[float]] = {form: [] for form in forms}
-    for _ in range(rounds):
-        for form, loop in forms.items():
-            start = time.perf_counter()
-            jax.block_until_ready(loop(key, state, counts[form]))
-            times[form].append((time.perf_counter() - start) / counts[form])
+    order = list(forms)
+    gc.disable()  # as timeit does: a collection would land on whichever form runs then
+    try:
+        for i in range(rounds):
+            for form in order[i % len(order) :] + order[: i % len(order)]:  # rotated
+                start = time.perf_counter()
+                jax.block_until_ready(forms[form](key, state, counts[form]))
+                times[form].append((time.perf_counter() - start) / counts[form])
+            gc.collect()
+    finally:
+        gc.enable()
     best = {form: min(t) for form, t in times.items()}
     row = {"algorithm": name, "pop_size": pop, "dim": dim, "seconds_per_generation": best}
     row["median_seconds_per_generation"] = {f: statistics.median(t) for f, t in times.items()}

@@ -27,6 +27,7 @@ from jax.dtypes import canonicalize_dtype as canonical
 F = TypeVar("F", bound=Callable[..., Any])
 
 _ARRAYS = (jax.Array, np.ndarray, np.generic)
+_CONCRETE: list[type] = [_ARRAYS[0]]  # the class of concrete jax arrays, once one is seen
 _MAX_PROGRAMS = 64
 """Programs kept per function (the oldest is dropped first)."""
 
@@ -56,14 +57,20 @@ def compiled(fn: F) -> F:
         signature = []
         arrays = []
         for leaf in leaves:
-            if isinstance(leaf, _ARRAYS):
+            kind = type(leaf)
+            if kind is _CONCRETE[0]:  # the common case first: a concrete jax.Array
+                arrays.append(leaf)
+                signature.append((leaf.shape, leaf.dtype))
+            elif isinstance(leaf, _ARRAYS):
                 if isinstance(leaf, jax.core.Tracer):
                     return fn(*args, **kwargs)
                 arrays.append(leaf)
+                if isinstance(leaf, jax.Array):
+                    _CONCRETE[0] = kind
                 dtype = leaf.dtype if isinstance(leaf, jax.Array) else canonical(leaf.dtype)
                 signature.append((leaf.shape, dtype))
             else:
-                signature.append((type(leaf), leaf))
+                signature.append((kind, leaf))
         key = (treedef, tuple(signature))
         try:
             entry = programs.get(key)

@@ -155,6 +155,9 @@ class Optimizer(optax.GradientTransformationExtraArgs):
         self._hash = hash(self._key)
         return self
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Optimizer, (optax.GradientTransformationExtraArgs(self.init, self.update),))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Optimizer) and self._key == other._key
 
