@@ -8,6 +8,7 @@ of the module (activations, sizes) is configuration.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import equinox as eqx
@@ -42,7 +43,7 @@ class EquinoxPolicy(Policy):
     skeleton: eqx.Module = eqx.field(static=True)
     method: str = eqx.field(static=True)
 
-    def __init__(self, module: eqx.Module, method: str = "__call__"):
+    def __init__(self, module: Callable[..., Any], method: str = "__call__"):
         if not isinstance(module, eqx.Module):
             raise TypeError(f"module must be an equinox.Module, got {type(module).__name__}")
         if not callable(getattr(module, method, None)):
