@@ -16,6 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS: list[list[str]] = [
     [
         "evolax.types",
+        "evolax.compiled",
         "evolax.validation",
         "evolax.cache",
         "evolax.sharding",

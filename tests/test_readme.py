@@ -18,7 +18,7 @@ def test_readme_python_blocks_run():
     # the trainer holding an array runs under eqx.filter_jit, where jax.jit's static path fails
     assert namespace["painting_history"]["fitness_max"].shape == (5,)
     painting = namespace["painting"]
-    with pytest.raises(TypeError, match="unhashable"):
+    with pytest.raises(TypeError, match=r"holds arrays \(trainer\.task\..*eqx\.filter_jit"):
         jax.jit(painting.run, static_argnums=1)(painting.init(jax.random.key(0)), 5)
 
 

@@ -9,13 +9,15 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from evolax.compiled import configuration_key
 from evolax.validation import check_in_interval, check_positive, check_positive_int
 
 
 def optimizer_field(make: Callable[..., optax.GradientTransformation], *args: Any) -> Any:
     """A static ``optimizer`` field whose default is ``make(*args)`` (e.g.
-    ``optimizer_field(optax.adam, 0.01)``), built afresh for each instance."""
-    return eqx.field(static=True, default_factory=lambda: make(*args))
+    ``optimizer_field(optax.adam, 0.01)``); any optax transformation given is held as an
+    :class:`Optimizer`, which compares by the configuration that built it."""
+    return eqx.field(static=True, converter=Optimizer, default_factory=lambda: make(*args))
 
 
 class ClipUpState(NamedTuple):
@@ -123,3 +125,44 @@ def evojax_adam(
         return new_updates, EvoJAXAdamState(mu=mu, nu=nu, count=optax.safe_increment(state.count))
 
     return optax.GradientTransformation(init_fn, update_fn)
+
+
+class Optimizer(optax.GradientTransformationExtraArgs):
+    """An optax optimizer compared by the configuration that built it.
+
+    ``Optimizer(optax.adam(0.05)) == Optimizer(optax.adam(0.05))`` (an optax transformation
+    alone compares by the identity of its closures), so two algorithms built with equal
+    arguments share compiled programs. Algorithms wrap their ``optimizer`` in it themselves
+    (:func:`optimizer_field`): pass any ``optax.GradientTransformation``.
+    """
+
+    _key: Any
+    _hash: int
+
+    def __new__(cls, transform: optax.GradientTransformation) -> "Optimizer":
+        if isinstance(transform, Optimizer):
+            return transform
+        if not isinstance(transform, optax.GradientTransformation):
+            raise TypeError(
+                "optimizer must be an optax.GradientTransformation such as optax.adam(0.05), "
+                f"got {transform!r:.60}"
+            )
+        update = transform.update
+        if not isinstance(transform, optax.GradientTransformationExtraArgs):
+            update = optax.with_extra_args_support(transform).update
+        self = super().__new__(cls, transform.init, update)
+        self._key = configuration_key(transform)
+        self._hash = hash(self._key)
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Optimizer, (optax.GradientTransformationExtraArgs(self.init, self.update),))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Optimizer) and self._key == other._key
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return self._hash

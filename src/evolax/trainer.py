@@ -15,6 +15,7 @@ from jax.sharding import PartitionSpec as P
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import Algorithm
+from evolax.compiled import compiled, explained_hash
 from evolax.layout import Layout
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
@@ -95,12 +96,18 @@ class Trainer(eqx.Module):
             default): all at once.
         init_scale: the search starts at ``init_scale`` times the policy's initial parameters,
             ``>= 0``; ``0.0`` starts it at all-zero parameters, as EvoJAX's solvers do.
+        fixed_length: run every episode for ``task.max_steps`` steps (a ``lax.scan``, steps
+            after ``done`` masked out) instead of stopping once all are done (a
+            ``lax.while_loop``): the same fitness, and reverse-mode ``jax.grad`` can go through
+            :meth:`run` (meta-learning through unrolled inner loops).
 
     The layout is resolved when the trainer is made and never measured here: a step is pure.
     :func:`evolax.placement.place` measures the fastest layout among those ``"auto"`` allows
     and returns the trainer set to it (:func:`evolax.train` and the ``evolax`` command do so
     once per run); :meth:`with_layout` sets one.
     """
+
+    __hash__ = explained_hash
 
     algorithm: Algorithm
     policy: Policy
@@ -111,6 +118,7 @@ class Trainer(eqx.Module):
     mesh: Mesh | str | None = eqx.field(static=True, default="auto")
     pop_chunk: int | str | None = eqx.field(static=True, default="auto")
     init_scale: float = eqx.field(static=True, default=1.0)
+    fixed_length: bool = eqx.field(static=True, default=False)
     #: the mesh :meth:`step` evaluates on (``mesh`` resolved; ``None``: one device)
     placed_mesh: Mesh | None = eqx.field(static=True, init=False, repr=False)
     #: individuals each device evaluates at once (``pop_chunk`` resolved)
@@ -232,8 +240,10 @@ class Trainer(eqx.Module):
             mesh=self.placed_mesh,
             pop_chunk=self.placed_chunk,
             split=self.split,
+            fixed_length=self.fixed_length,
         )
 
+    @compiled
     def init(self, key: PRNGKey) -> TrainState:
         """Initial parameters from the policy (times ``init_scale``), the algorithm's state
         around them."""
@@ -310,6 +320,7 @@ class Trainer(eqx.Module):
         }
         return new_state, metrics
 
+    @compiled
     def step(self, state: TrainState) -> tuple[TrainState, Metrics]:
         """One generation. Returns the new state and ``f32[]`` metrics of this generation."""
         obs_stats = state.obs_stats if self.normalize_obs else None
@@ -317,6 +328,7 @@ class Trainer(eqx.Module):
         fitness, info = self.evaluate(population, keys[1], obs_stats)
         return self._tell(state, population, algo_state, keys, fitness, info)
 
+    @compiled
     def run(self, state: TrainState, n_generations: int) -> tuple[TrainState, Metrics]:
         """``n_generations`` steps in one ``lax.scan``; metrics gain a leading generation
         axis."""

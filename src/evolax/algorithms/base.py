@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import inspect
 from typing import Any, ClassVar, Generic, TypeVar
 
 import chex
@@ -31,8 +32,15 @@ import optax
 from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, Float, Int
 
+from evolax.algorithms.arguments import (
+    FOREIGN_NAMES,
+    check_call,
+    check_constructor,
+    check_fitness_values,
+)
 from evolax.algorithms.noise import gaussian
 from evolax.algorithms.shaping import Shaping
+from evolax.compiled import compiled, explained_hash
 from evolax.types import Fitness, Metrics, Params, Population, PRNGKey
 from evolax.validation import (
     check_in_interval,
@@ -124,6 +132,8 @@ class Algorithm(eqx.Module, Generic[S]):
     ``_init``, ``_ask`` and ``_tell`` on flat arrays (see the module's docstring).
     """
 
+    __hash__ = explained_hash
+
     pop_size: eqx.AbstractVar[int]
     pytree_genome: ClassVar[bool] = False
     """Whether the maths reads the genome's pytree (its matrices, as a low-rank strategy
@@ -141,6 +151,12 @@ class Algorithm(eqx.Module, Generic[S]):
     extra_inputs: ClassVar[tuple[str, ...]] = ()
     """The names of the extra keyword arguments ``tell`` needs besides the fitness, e.g.
     ``("descriptors",)`` for quality diversity; the trainer passes what is declared here."""
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        if any(name in FOREIGN_NAMES for name in kwargs):
+            names = {f.name for f in dataclasses.fields(cls)}
+            check_constructor(cls, names | set(inspect.signature(cls).parameters), kwargs)
+        return super().__new__(cls, *args, **kwargs)
 
     def __check_init__(self):
         check_positive_int("pop_size", self.pop_size)
@@ -206,9 +222,11 @@ class Algorithm(eqx.Module, Generic[S]):
 
     # ---- the public interface, written once -----------------------------------------------
 
-    def init(self, key: PRNGKey, x0: Params) -> S:
+    @compiled
+    def init(self, key: PRNGKey, x0: Params, *params: Any) -> S:
         """The initial state; ``x0`` fixes the genome's pytree structure and dtype (float32,
         or float64 genomes under ``jax_enable_x64``) and is the start point."""
+        check_call(f"{type(self).__name__}.init", "key, x0", State, params, key=key, x0=x0)
         kind = getattr(x0, "genome_kind", "real")
         if kind != self.genome_kind and self.genome_kind == "real":
             raise ValueError(f"{type(self).__name__} searches real vectors; {x0.evolved_by}")
@@ -224,12 +242,21 @@ class Algorithm(eqx.Module, Generic[S]):
             generation=jnp.zeros([], jnp.int32),
         )
 
-    def ask(self, key: PRNGKey, state: S) -> tuple[Population, S]:
+    @compiled
+    def ask(self, key: PRNGKey, state: S, *params: Any) -> tuple[Population, S]:
         """Sample a population: ``x0``'s pytree with a leading ``pop_size`` axis."""
+        check_call(f"{type(self).__name__}.ask", "key, state", State, params, key=key, state=state)
         return self._ask_population(key, state)
 
+    @compiled
     def tell(
-        self, key: PRNGKey, state: S, population: Population, fitness: Fitness, **extra: Any
+        self,
+        key: PRNGKey,
+        state: S,
+        population: Population,
+        fitness: Fitness,
+        *params: Any,
+        **extra: Any,
     ) -> tuple[S, Metrics]:
         """Update the state from the fitness (``[pop_size]``, higher is better; a
         multi-objective algorithm takes ``[pop_size, n_objectives]``, each maximised).
@@ -237,6 +264,16 @@ class Algorithm(eqx.Module, Generic[S]):
         ``key`` feeds algorithms whose update is random (others ignore it); ``extra`` holds
         the inputs named in :attr:`extra_inputs`.
         """
+        check_call(
+            f"{type(self).__name__}.tell",
+            "key, state, population, fitness",
+            State,
+            params,
+            key=key,
+            state=state,
+            population=population,
+            fitness=fitness,
+        )
         missing = [name for name in self.extra_inputs if extra.get(name) is None]
         if missing:
             raise ValueError(
@@ -281,9 +318,11 @@ class Algorithm(eqx.Module, Generic[S]):
         }
         return new, metrics
 
+    @compiled
     def best(self, state: S) -> Params:
         """The solution to deploy, a genome pytree: the best genome ever told (distribution
         algorithms return their mean)."""
+        check_call(f"{type(self).__name__}.best", "state", State, (), state=state)
         return state.best_genome
 
     def outputs(self, state: S) -> dict[str, Output]:
@@ -312,7 +351,9 @@ class DistributionAlgorithm(Algorithm[S]):
         sound = [jnp.all(~jnp.isnan(leaf) & (leaf != jnp.inf)) for leaf in own]
         return jnp.all(jnp.stack([*sound, jnp.all(state.std > 0)]))  # type: ignore[attr-defined]
 
+    @compiled
     def best(self, state: S) -> Params:
+        check_call(f"{type(self).__name__}.best", "state", State, (), state=state)
         if self.pytree_genome:
             return state.mean  # type: ignore[attr-defined]
         _, unravel = ravel_pytree(state.best_genome)
@@ -344,6 +385,29 @@ class GradientES(DistributionAlgorithm[S]):
 
 class PopulationAlgorithm(Algorithm[S]):
     """An algorithm that keeps a population and its fitness and deploys the best-ever genome."""
+
+    tells_in_place: ClassVar[bool] = False
+    """Whether ``tell`` reads the members where ``ask`` left them in ``state.population`` (a
+    particle swarm's positions): :meth:`init_population` then puts yours there."""
+
+    @compiled
+    def init_population(
+        self, key: PRNGKey, population: Population, fitness: Fitness, **extra: Any
+    ) -> S:
+        """A state that starts from your own evaluated ``population`` (``x0``'s pytree with a
+        leading ``pop_size`` axis) and its ``fitness`` (``[pop_size]``, maximised), as if they
+        were the first generation: ``init`` around the first member, ``ask``, then ``tell``
+        of your population in place of the one asked (evosax's ``init(key, population,
+        fitness, params)``). The best of them is the best-ever; ``generation`` is 1.
+        """
+        init_key, ask_key, tell_key = jax.random.split(key, 3)
+        state = self.init(init_key, jax.tree.map(lambda leaf: leaf[0], population))
+        _, state = self.ask(ask_key, state)
+        if self.tells_in_place:
+            dim = state.population.shape[1]  # type: ignore[attr-defined]
+            flat = flatten_population(population, self.pop_size, dim)
+            state = state.replace(population=flat)  # type: ignore[attr-defined]
+        return self.tell(tell_key, state, population, fitness, **extra)[0]
 
 
 def genome_dtype(leaf) -> jnp.dtype:
@@ -387,6 +451,7 @@ def check_fitness(
 ) -> Float[Array, " pop *m"]:
     """Check ``fitness`` has shape ``(pop_size, *objectives)`` (at trace time) and cast it to
     ``dtype``."""
+    check_fitness_values(fitness)
     shape, expected = jnp.shape(fitness), (pop_size, *objectives)
     if shape != expected:
         names = "(pop_size, n_objectives)" if objectives else "(pop_size,)"

@@ -21,7 +21,9 @@ import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, Bool, Float
 
+from evolax.algorithms.arguments import check_call
 from evolax.algorithms.base import HIGHEST, DistributionAlgorithm, S, State, normal
+from evolax.compiled import compiled
 from evolax.types import Metrics, Params
 from evolax.validation import check_non_negative, check_positive, check_positive_int
 
@@ -199,9 +201,11 @@ class SteinES(DistributionAlgorithm[S]):
         """Every particle's state is sound (the particle strategy's check)."""
         return jnp.all(jax.vmap(self.particle_strategy._healthy)(self.particles(state)))
 
+    @compiled
     def best(self, state: S) -> Params:
         """The mean of the particle with the best median fitness in its last generation
         (particle 0, which starts at ``x0``, before any)."""
+        check_call(f"{type(self).__name__}.best", "state", State, (), state=state)
         _, unravel = ravel_pytree(state.best_genome)
         top = jnp.argmax(state.particle_fitness)  # type: ignore[attr-defined]
         return unravel(state.mean[top])  # type: ignore[attr-defined]

@@ -3,6 +3,7 @@
 from evolax.policies.base import EmptyState, Policy
 from evolax.policies.conv import ConvNet
 from evolax.policies.direct import Direct
+from evolax.policies.equinox import EquinoxPolicy
 from evolax.policies.evojax import EvoJAXObservation, EvoJAXPolicy
 from evolax.policies.flax import FlaxPolicy
 from evolax.policies.hyperneat import CPPNGenome, HyperNEAT
@@ -14,6 +15,7 @@ from evolax.policies.team import Team
 from evolax.policies.transformer import Transformer
 
 __all__ = [
+    "EquinoxPolicy",
     "MLP",
     "ConvNet",
     "Direct",

@@ -8,6 +8,7 @@ import chex
 import equinox as eqx
 from jaxtyping import Array, Float
 
+from evolax.compiled import explained_hash
 from evolax.types import Params, PRNGKey
 
 
@@ -18,6 +19,8 @@ class EmptyState:
 
 class Policy(eqx.Module):
     """A policy network. Written for ONE individual in ONE environment; evolax batches it."""
+
+    __hash__ = explained_hash
 
     @abc.abstractmethod
     def init(

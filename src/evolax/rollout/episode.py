@@ -69,15 +69,20 @@ def _expand(mask: Array, shape: tuple[int, ...]) -> Array:
 
 
 def run_episodes(
-    policy: Policy, task: Task, population: Population, initial: tuple[Any, ...]
+    policy: Policy,
+    task: Task,
+    population: Population,
+    initial: tuple[Any, ...],
+    fixed_length: bool = False,
 ) -> tuple[Float[Array, "pop repeats *agents_objectives"], Int[Array, "pop repeats"], Any]:
     """Every individual of ``population`` plays every episode of ``initial`` (see
     :func:`initial_states`) to its first ``done`` or ``task.max_steps``.
 
     Rewards after an episode's ``done`` are ignored, and the loop stops once every episode is
-    done. The policy is batched over repeats with shared parameters, then over the
-    population, so a dense layer runs as a batched matmul ``[pop, repeats, in] @ [pop, in,
-    out]``.
+    done (with ``fixed_length``, a ``lax.scan`` runs all ``task.max_steps`` steps, which
+    reverse-mode differentiation can go through). The policy is batched over repeats with
+    shared parameters, then over the population, so a dense layer runs as a batched matmul
+    ``[pop, repeats, in] @ [pop, in, out]``.
 
     Returns:
         ``(returns, lengths, final)``: each episode's total reward (per agent of a
@@ -133,5 +138,9 @@ def run_episodes(
         jnp.zeros((pop_size, n_repeats), jnp.int32),
         jnp.ones((pop_size, n_repeats), bool),
     )
-    _, task_state, _, returns, lengths, _ = jax.lax.while_loop(cond, body, carry)
+    if fixed_length:
+        carry, _ = jax.lax.scan(lambda c, _: (body(c), None), carry, length=task.max_steps)
+    else:
+        carry = jax.lax.while_loop(cond, body, carry)
+    _, task_state, _, returns, lengths, _ = carry
     return returns, lengths, task_state

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, PyTree
 
+from evolax.compiled import compiled
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.population import map_batched, materialize, per_part
@@ -94,6 +95,7 @@ def _local_repeats(initial: Any, n_repeats: int, axis_name: str | None) -> Any:
     return jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, start, n_local), initial)
 
 
+@compiled
 def evaluate(
     policy: Policy,
     task: Task,
@@ -102,6 +104,7 @@ def evaluate(
     n_repeats: int = 1,
     obs_stats: ObsStats | None = None,
     descriptors: bool = False,
+    fixed_length: bool = False,
 ) -> tuple[Fitness, EvalInfo]:
     """Run every individual for ``n_repeats`` episodes; fitness is the mean episode return.
 
@@ -129,12 +132,19 @@ def evaluate(
             policy sees them, and ``info.obs_stats`` returns them updated with this rollout.
         descriptors: also return each individual's behaviour descriptor in
             ``info.descriptors`` (the task must define ``Task.descriptor``).
+        fixed_length: run every episode for ``task.max_steps`` steps (``lax.scan``, the steps
+            after ``done`` masked out) rather than stopping once all are done: the same
+            results, and reverse-mode ``jax.grad`` goes through it.
+
+    Called eagerly, it compiles once per configuration (:mod:`evolax.compiled`).
 
     Returns:
         ``fitness`` (``f32[pop]``, or ``f32[pop, *task.reward_shape]``: the mean return of
         each objective) and an :class:`EvalInfo`.
     """
-    return evaluate_shard(policy, task, population, key, n_repeats, obs_stats, descriptors)
+    return evaluate_shard(
+        policy, task, population, key, n_repeats, obs_stats, descriptors, fixed_length=fixed_length
+    )
 
 
 def evaluate_shard(
@@ -148,12 +158,13 @@ def evaluate_shard(
     axis_name: str | None = None,
     pop_chunk: int | None = None,
     split_repeats: bool = False,
+    fixed_length: bool = False,
 ) -> tuple[Fitness, EvalInfo]:
     """:func:`evaluate` of one device's share, in groups (the mechanism behind
     :func:`~evolax.rollout.sharded.evaluate_on`).
 
     Args:
-        policy, task, population, key, n_repeats, obs_stats, descriptors: as
+        policy, task, population, key, n_repeats, obs_stats, descriptors, fixed_length: as
             :func:`evaluate`'s.
         axis_name: when called per device inside ``shard_map``, the mesh axis the devices
             share the work along; the observation statistics are summed over it, so every
@@ -197,7 +208,7 @@ def evaluate_shard(
         initial = _local_repeats(initial, n_repeats, axis_name)
 
     def play(group: Population) -> tuple[Array, Array, PyTree, PyTree]:
-        returns, lengths, final = run_episodes(policy, task, group, initial)
+        returns, lengths, final = run_episodes(policy, task, group, initial, fixed_length)
         sums = () if obs_stats is None else unwrap(final, NormalizedState).sums
         desc = unwrap(final, DescribedState).descriptor if descriptors else ()
         return returns, lengths, sums, desc

@@ -55,11 +55,13 @@ def evaluate_on(
     mesh: Mesh | None = None,
     pop_chunk: int | None = None,
     split: str | None = "auto",
+    fixed_length: bool = False,
 ) -> tuple[Fitness, EvalInfo]:
     """:func:`~evolax.rollout.evaluate` on an explicit layout: over ``mesh``'s devices
     (``None``: one device), each evaluating its share in groups of ``pop_chunk`` individuals
     (``None``: all at once). The devices split ``split``: ``"pop"`` or ``"repeats"``
-    (``"auto"``: :func:`mesh_split`'s choice); the results equal one device's."""
+    (``"auto"``: :func:`mesh_split`'s choice); the results equal one device's.
+    ``fixed_length``: as :func:`~evolax.rollout.evaluate`'s."""
     if split == "auto":
         split = mesh_split(mesh, population_size(population), n_repeats, task)
     if mesh is None:
@@ -77,6 +79,7 @@ def evaluate_on(
             axis_name,
             pop_chunk,
             split_repeats=split == "repeats",
+            fixed_length=fixed_length,
         )
 
     if split is None:

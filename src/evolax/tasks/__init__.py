@@ -24,9 +24,11 @@ from evolax.tasks.text import Arithmetic, Countdown, PromptTask, TextState, Text
 from evolax.tasks.text_painting import TextGuidedPainting, TextGuidedPaintingState
 from evolax.tasks.visual_discrimination import VisualDiscrimination, VisualDiscriminationState
 from evolax.tasks.waterworld import WaterWorld, WaterWorldState
+from evolax.tasks.wrapper import TaskWrapper
 from evolax.tasks.xor import XOR, XORState
 
 __all__ = [
+    "TaskWrapper",
     "Arm",
     "ArmState",
     "ActionCost",

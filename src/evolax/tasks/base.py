@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
+from evolax.compiled import explained_hash
 from evolax.types import Done, PRNGKey, Reward
 
 
@@ -30,6 +31,8 @@ class Task(eqx.Module):
     ``(state, reward, done)``. After ``done`` the library ignores further rewards, so tasks
     need not reset themselves.
     """
+
+    __hash__ = explained_hash
 
     max_steps: eqx.AbstractVar[int]
     obs_shape: eqx.AbstractVar[tuple[int, ...]]

@@ -27,6 +27,7 @@ from evolax.algorithms.base import (
     normal,
 )
 from evolax.algorithms.shaping import finite_fitness, rank_utilities
+from evolax.compiled import compiled
 from evolax.validation import check_positive
 
 
@@ -480,6 +481,7 @@ class CMAFamily(DistributionAlgorithm[S]):
         )
         return criteria
 
+    @compiled
     def should_stop(self, state: S) -> Bool[Array, ""]:
         """Whether any of :meth:`termination_criteria` fires (jittable)."""
         criteria = self.termination_criteria(state)

@@ -23,6 +23,7 @@ from evolax.algorithms.base import (
 )
 from evolax.algorithms.shaping import Shaping, raw
 from evolax.algorithms.unbatched import one_at_a_time
+from evolax.optim import optimizer_field
 from evolax.types import PRNGKey
 from evolax.validation import (
     check_positive,
@@ -139,9 +140,7 @@ class TruncatedES(GradientES[S]):
     pop_size: int = eqx.field(static=True)
     truncation_length: int = eqx.field(static=True, default=10)
     total_length: int = eqx.field(static=True, default=100)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.adam(0.01)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.adam, 0.01)
     init_std: float = 0.1
     fitness_shaping: Shaping = eqx.field(static=True, default=raw)
 

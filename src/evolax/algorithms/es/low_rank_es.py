@@ -13,6 +13,7 @@ from evolax.algorithms.base import GradientESState, decayed_std
 from evolax.algorithms.es.common import check_open_es_settings, noise_weights
 from evolax.algorithms.es.seeded import SeededES
 from evolax.algorithms.shaping import Shaping, centered_rank
+from evolax.optim import optimizer_field
 from evolax.seeded import noise_sums
 from evolax.validation import check_positive_int
 
@@ -69,9 +70,7 @@ class LowRankES(SeededES[LowRankESState]):
     pytree_genome = True
     pop_size: int = eqx.field(static=True)
     rank: int = eqx.field(static=True, default=1)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.adam(0.01)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.adam, 0.01)
     init_std: float = 0.1
     std_decay: float = 1.0
     std_min: float = 0.0

@@ -12,6 +12,7 @@ from evolax.algorithms.base import HIGHEST, GradientESState, decayed_std, mirror
 from evolax.algorithms.es.common import check_open_es_settings, noise_weights
 from evolax.algorithms.es.seeded import SeededES
 from evolax.algorithms.shaping import Shaping, centered_rank
+from evolax.optim import optimizer_field
 from evolax.seeded import noise_sums
 
 
@@ -46,9 +47,7 @@ class OpenES(SeededES[OpenESState]):
     """
 
     pop_size: int = eqx.field(static=True)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.adam(0.01)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.adam, 0.01)
     init_std: float = 0.1
     std_decay: float = 1.0
     std_min: float = 0.0

@@ -17,6 +17,7 @@ from evolax.algorithms.base import (
 )
 from evolax.algorithms.es.seeded import SeededES
 from evolax.algorithms.shaping import Shaping, centered_rank
+from evolax.optim import optimizer_field
 from evolax.seeded import noise_sums
 from evolax.validation import check_in_interval, check_non_negative, check_positive
 
@@ -51,9 +52,7 @@ class PGPE(SeededES[PGPEState]):
     """
 
     pop_size: int = eqx.field(static=True)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.adam(0.05)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.adam, 0.05)
     init_std: float = 0.1
     std_lr: float = 0.1
     std_max_change: float = 0.2

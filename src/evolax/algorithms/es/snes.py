@@ -18,6 +18,7 @@ from evolax.algorithms.base import (
 )
 from evolax.algorithms.es.seeded import SeededES
 from evolax.algorithms.shaping import Shaping, nes_utilities
+from evolax.optim import optimizer_field
 from evolax.seeded import noise_sums
 from evolax.validation import check_positive
 
@@ -55,9 +56,7 @@ class SNES(SeededES[SNESState]):
     """
 
     pop_size: int = eqx.field(static=True)
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.sgd(1.0)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.sgd, 1.0)
     std_lr: float | None = None
     init_std: float = 1.0
     fitness_shaping: Shaping = eqx.field(static=True, default=nes_utilities)

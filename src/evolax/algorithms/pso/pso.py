@@ -146,6 +146,8 @@ class PSO(PopulationAlgorithm[PSOState]):
         per_particle_draws: draw ``r1, r2`` once per particle instead of per coordinate.
     """
 
+    tells_in_place = True
+
     pop_size: int = eqx.field(static=True)
     velocity_rule: str = eqx.field(static=True)
     topology: str = eqx.field(static=True)

@@ -15,6 +15,7 @@ from jaxtyping import Array, Bool, Float, Int
 from evolax.algorithms.base import HIGHEST, Algorithm, normal
 from evolax.algorithms.qd.common import QD_SUMMARY, QDState, archive_output
 from evolax.algorithms.shaping import centered_rank
+from evolax.optim import optimizer_field
 from evolax.qd import Archive, knn_distance
 from evolax.validation import check_positive, check_positive_int
 
@@ -81,9 +82,7 @@ class MEES(Algorithm[MEESState]):
     archive: Archive
     mode: str = eqx.field(static=True, default="explore_exploit")
     init_std: float = 0.02
-    optimizer: optax.GradientTransformation = eqx.field(
-        static=True, default_factory=lambda: optax.adam(0.01)
-    )
+    optimizer: optax.GradientTransformation = optimizer_field(optax.adam, 0.01)
     steps_per_parent: int = eqx.field(static=True, default=10)
     n_top: int = eqx.field(static=True, default=10)
     k_novelty: int = eqx.field(static=True, default=10)
