@@ -17,6 +17,7 @@ from evolax.algorithms.cma.cma_family import (
     cma_parameters,
     default_pop_size,
     eigen_interval,
+    moved,
 )
 from evolax.algorithms.unbatched import one_at_a_time
 from evolax.validation import check_positive_int
@@ -151,7 +152,13 @@ class CMAES(CMAFamily[CMAESState]):
 
     def _no_effect_axis(self, state):
         axes = 0.1 * state.std * state.eigvals_sqrt[None] * state.eigvecs  # columns: axes
-        return jnp.any(jnp.all(state.mean[:, None] + axes == state.mean[:, None], axis=0))
+        unmoved = ~moved(state.mean[:, None], state.mean_residual[:, None], axes)
+        return jnp.any(jnp.all(unmoved, axis=0))
+
+    def _condition_guarded(self, state):  # decompose's floor, max * eps, holds
+        eps = jnp.finfo(state.eigvals_sqrt.dtype).eps
+        smallest, largest = jnp.min(state.eigvals_sqrt), jnp.max(state.eigvals_sqrt)
+        return smallest**2 <= largest**2 * eps * (1 + 8 * eps)
 
     def _condition_limit(self, state):
         return jnp.minimum(self.tol_condition, 0.5 / float(jnp.finfo(state.cov.dtype).eps))
