@@ -5,11 +5,10 @@ own grid point in the steepest coordinates. Before the mean kept its rounding er
 (``CMAState.mean_residual``), mean steps below its last bit were lost and every float32 run
 stopped by NoEffectAxis near f = 1e-5."""
 
-import numpy as np
-import pytest
-
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 from evolax.algorithms import CMAES, SepCMAES
 from evolax.algorithms.cma.restarts import ipop

@@ -1,9 +1,9 @@
 """NSGA-II against pymoo 0.6.2's (installed for `nox -s slow` only): the hypervolume after the
 same number of evaluations (pop 100, SBX eta 15 p 0.9, polynomial mutation eta 20) is within
-2% of pymoo's, median over 5 seeds, on ZDT1-3 (30 variables) and DTLZ2 (3 objectives, 12
-variables) and ZDT6 (10 variables). pymoo mutates a child with probability 0.9, then each variable with 1/n: evolax's
-``mutation_rate`` is set to 0.9/n. pymoo also discards duplicate children and breeds again;
-evolax keeps them."""
+2% of pymoo's, median over 5 seeds, on ZDT1-3 (30 variables), DTLZ2 (3 objectives, 12
+variables) and ZDT6 (10 variables). pymoo mutates a child with probability 0.9, then each
+variable with 1/n: evolax's ``mutation_rate`` is set to 0.9/n. pymoo also discards duplicate
+children and breeds again; evolax keeps them."""
 
 from functools import partial
 

@@ -55,7 +55,7 @@ def test_polynomial_mutation_near_and_at_the_bounds_in_float32():
     for lower, upper, x32, u32 in ((0.0, 1.0, x, u), (-1.0, 0.0, -x, (1 - u).astype(np.float32))):
         bounds = [jnp.full((1, 1), b, jnp.float32) for b in (lower, upper)]
         ours = np.asarray(polynomial_move(x32[:, None], u32[:, None], *bounds))[:, 0]
-        reference = np.asarray([deb_mutation(*a, lower, upper) for a in zip(x32, u32)])
+        reference = np.asarray([deb_mutation(*a, lower, upper) for a in zip(x32, u32, strict=True)])
         np.testing.assert_allclose(ours, reference, rtol=1e-5, atol=1e-44)
 
 
@@ -74,5 +74,5 @@ def test_sbx_children_near_and_at_the_lower_bound_in_float32():
         )
         ours = np.minimum(np.asarray(c1), np.asarray(c2))[:, 0]  # the child toward 0
         u = np.asarray(uniform(key, (pairs, 4), jnp.float32))[:, 0]
-        reference = np.asarray([deb_crossover_low(*a, 0.0) for a in zip(y1, y2, u)])
+        reference = np.asarray([deb_crossover_low(*a, 0.0) for a in zip(y1, y2, u, strict=True)])
         np.testing.assert_allclose(ours, reference, rtol=2e-5, atol=1e-44)

@@ -86,9 +86,8 @@ def legacy_gauss(n: int, seed: int) -> np.ndarray:
     u = legacy_uniform(2 * n, seed)
     # the C library's log and cos, as COCO's C code calls them (numpy's own SIMD versions can
     # differ in the last bit)
-    g = np.asarray(
-        [math.sqrt(-2.0 * math.log(a)) * math.cos(2.0 * math.pi * b) for a, b in zip(u[:n], u[n:])]
-    )
+    pairs = zip(u[:n], u[n:], strict=True)
+    g = np.asarray([math.sqrt(-2.0 * math.log(a)) * math.cos(2.0 * math.pi * b) for a, b in pairs])
     g[g == 0.0] = 1e-99
     return g
 
@@ -115,7 +114,7 @@ def legacy_rotation(dim: int, seed: int) -> np.ndarray:
             other, prod = columns[j], 0.0
             for k in range(dim):
                 prod += column[k] * other[k]
-            column = [c - prod * o for c, o in zip(column, other)]
+            column = [c - prod * o for c, o in zip(column, other, strict=True)]
         prod = 0.0
         for c in column:
             prod += c * c

@@ -320,6 +320,22 @@ def two_sum(a: Array, b: Array) -> tuple[Array, Array]:
     return s, (a - (s - b_part)) + (b - b_part)
 
 
+def around_mean(mean: Array, residual: Array, steps: Array) -> Array:
+    """The samples ``mean + steps`` (rows) of a mean held as ``mean + residual``: the residual
+    joins the steps before they round (float32); float64 adds the steps to ``mean``."""
+    if not compensated(mean.dtype):
+        return mean[None] + steps
+    return mean[None] + (residual[None] + steps)
+
+
+def advance_mean(mean: Array, residual: Array, delta: Array) -> tuple[Array, Array]:
+    """``mean + residual + delta`` as a new ``(mean, residual)`` pair: TwoSum in float32, so
+    that what rounds off is kept; ``(mean + delta, residual)`` in float64, as pycma."""
+    if not compensated(mean.dtype):
+        return mean + delta, residual
+    return two_sum(mean, residual + delta)
+
+
 def moved(mean: Array, residual: Array, delta: Array) -> Array:
     """Whether adding ``delta`` moves the mean as the family holds it: in float64 ``mean +
     delta != mean`` (pycma's test); with a residual (float32), whether ``delta`` exceeds half
@@ -442,9 +458,7 @@ class CMAFamily(DistributionAlgorithm[S]):
     def _ask(self, key, state):
         z = normal(key, (self.pop_size, state.mean.shape[0]), state.mean)
         steps = state.std * self._sample(state, z)
-        if compensated(state.mean.dtype):  # the residual joins the steps before they round
-            steps = state.mean_residual[None] + steps
-        return state.mean[None] + steps, state
+        return around_mean(state.mean, state.mean_residual, steps), state
 
     def _tell(self, key, state, x, fitness):
         dim = state.mean.shape[0]
@@ -468,10 +482,7 @@ class CMAFamily(DistributionAlgorithm[S]):
         )
         std = state.std * step_size_factor(p, p_sigma_norm)
         covariance = self._covariance(state, p, y, weights, p_c, h_sigma, generation)
-        if compensated(state.mean.dtype):  # c_m = 1, without losing what rounds off
-            mean, mean_residual = two_sum(state.mean, state.mean_residual + state.std * step)
-        else:
-            mean, mean_residual = state.mean + state.std * step, state.mean_residual
+        mean, mean_residual = advance_mean(state.mean, state.mean_residual, state.std * step)
         new_state = state.replace(
             mean=mean,
             mean_residual=mean_residual,
