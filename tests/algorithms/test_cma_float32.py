@@ -66,3 +66,17 @@ def test_float32_cma_es_needs_no_more_evaluations_than_pycma_in_float64():
         es.optimize(lambda x: float(np.sum(weights * (np.asarray(x) - x_opt) ** 2)))
         theirs.append(es.result.evaluations)
     assert np.median(ours) <= 1.25 * np.median(theirs), (ours, theirs)
+
+
+@pytest.mark.parametrize(
+    "algorithm", [CMAES(pop_size=8), CMAES(pop_size=8, active=False), SepCMAES(pop_size=8)]
+)
+def test_float32_genomes_stay_float32_with_x64_enabled(algorithm):
+    """Float32 and float64 side by side in one process: a float32 state stays float32 (the
+    strategy parameters were numpy float64 scalars, which promoted it)."""
+    with jax.enable_x64(True):
+        state = algorithm.init(jax.random.key(0), jnp.zeros(5, jnp.float32))
+        x, state = algorithm.ask(jax.random.key(1), state)
+        new_state, _ = algorithm.tell(jax.random.key(2), state, x, -jnp.sum(x**2, axis=1))
+        for old, new in zip(jax.tree.leaves(state), jax.tree.leaves(new_state), strict=True):
+            assert new.dtype == old.dtype

@@ -122,15 +122,15 @@ def cma_parameters(
         alpha_posdef_neg = math.inf if separable else (1 - c1 - c_mu) / (n * c_mu)
         scale = min(alpha_mu_neg, alpha_mu_eff_neg, alpha_posdef_neg)
         weights = np.where(raw < 0, scale * raw / -negative.sum(), weights)
-    return CMAParameters(
+    return CMAParameters(  # Python floats: numpy scalars would promote float32 under x64
         mu=mu,
         weights=weights,
         mu_eff=float(mu_eff),
-        c_sigma=c_sigma,
-        d_sigma=d_sigma,
-        c_c=c_c,
-        c1=c1,
-        c_mu=c_mu,
+        c_sigma=float(c_sigma),
+        d_sigma=float(d_sigma),
+        c_c=float(c_c),
+        c1=float(c1),
+        c_mu=float(c_mu),
         chi_n=expected_norm(n),
     )
 
@@ -470,7 +470,8 @@ class CMAFamily(DistributionAlgorithm[S]):
             weights = rank_utilities(fitness, by_rank)
         else:  # only the mu best: read just their rows
             x = x[order[:n_weighted]]
-            weights = jnp.where(fitness[order[:n_weighted]] > -jnp.inf, by_rank, p.weights[-1])
+            worst = float(p.weights[-1])
+            weights = jnp.where(fitness[order[:n_weighted]] > -jnp.inf, by_rank, worst)
         positive = jnp.maximum(weights, 0.0)
         y = (x - state.mean[None] - state.mean_residual[None]) / state.std
         step = jnp.dot(positive, y, precision=HIGHEST)  # <y>_w, eq. 41
