@@ -211,8 +211,12 @@ def cma32(args) -> None:
 # ---- restarts: IPOP / BIPOP against pycma ------------------------------------------------
 
 
-def _values(evaluate, xs) -> list[float]:
-    return list(np.asarray(evaluate(jnp.asarray(np.asarray(xs)))))
+_delta_f = jax.jit(lambda problem, x: problem.delta_f(x))
+
+
+def _values(problem, xs) -> list[float]:
+    """``f - f_opt`` of pycma's candidates (a list of vectors)."""
+    return list(np.asarray(_delta_f(problem, jnp.asarray(np.asarray(xs)))))
 
 
 def restarts(args) -> None:
@@ -223,7 +227,6 @@ def restarts(args) -> None:
         for f in args.functions:
             problem = bbob_problem(f, dim, 1)
             budget = args.budget * dim
-            evaluate = jax.jit(problem.delta_f)
             draw = partial(
                 jax.random.uniform, shape=(dim,), dtype=jnp.float64, minval=-4.0, maxval=4.0
             )
@@ -248,7 +251,7 @@ def restarts(args) -> None:
                         {"ftarget": TARGET, "verbose": -9, "seed": seed + 1, "maxfevals": budget},
                         restarts=9,
                         bipop=use_bipop,
-                        parallel_objective=partial(_values, evaluate),
+                        parallel_objective=partial(_values, problem),
                     )
                     theirs.append(res[3] if res[1] < TARGET else np.inf)
                 rows.append(

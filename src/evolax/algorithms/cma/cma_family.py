@@ -438,11 +438,6 @@ class CMAFamily(DistributionAlgorithm[S]):
         del state
         return jnp.asarray(False)
 
-    def _condition_limit(self, state: S) -> float:
-        """The ``cond(C)`` beyond which ConditionCov fires."""
-        del state
-        return self.tol_condition
-
     def _init_paths(self, x0: Float[Array, " dim"]) -> dict[str, Any]:
         dim = x0.shape[0]
         zeros = jnp.zeros(dim, x0.dtype)
@@ -510,8 +505,8 @@ class CMAFamily(DistributionAlgorithm[S]):
         ``tol_x``; ``tolfun``, ``equalfunvals``, ``stagnation``: see :func:`history_criteria`;
         ``noeffectaxis``: adding 0.1 std along a principal axis leaves the mean unchanged;
         ``noeffectcoord``: adding 0.2 std to a coordinate leaves it unchanged;
-        ``conditioncov``: ``cond(C)`` beyond ``tol_condition`` (or beyond what the dtype
-        resolves); ``tolupsigma``: ``std / init_std > 1e20 max(D)`` (divergence).
+        ``conditioncov``: ``cond(C)`` beyond ``tol_condition``; ``tolupsigma``: ``std /
+        init_std > 1e20 max(D)`` (divergence).
         """
         mean, std = state.mean, state.std  # type: ignore[attr-defined]
         tol_x = 1e-12 * self.init_std if self.tol_x is None else self.tol_x
@@ -522,7 +517,7 @@ class CMAFamily(DistributionAlgorithm[S]):
             "tolx": jnp.all(coordinate_std < tol_x) & jnp.all(std * jnp.abs(path) < tol_x),
             "noeffectaxis": self._no_effect_axis(state),
             "noeffectcoord": jnp.any(~moved(mean, state.mean_residual, 0.2 * coordinate_std)),  # type: ignore[attr-defined]
-            "conditioncov": (jnp.max(axes) / jnp.min(axes)) ** 2 > self._condition_limit(state),
+            "conditioncov": (jnp.max(axes) / jnp.min(axes)) ** 2 > self.tol_condition,
             "tolupsigma": std / self.init_std > 1e20 * jnp.max(axes),
         }
         criteria.update(
