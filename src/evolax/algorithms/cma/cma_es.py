@@ -161,4 +161,3 @@ class CMAES(CMAFamily[CMAESState]):
         eps = jnp.finfo(state.eigvals_sqrt.dtype).eps
         smallest, largest = jnp.min(state.eigvals_sqrt), jnp.max(state.eigvals_sqrt)
         return smallest**2 <= largest**2 * eps * (1 + 8 * eps)
-
