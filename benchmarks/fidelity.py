@@ -78,6 +78,24 @@ def median(values) -> float:
     return float(np.median(finite)) if finite else float("inf")
 
 
+def evaluations_table(label: str, ours_name: str, theirs_name: str, rows: list[dict]) -> str:
+    """Rows ``{label, dim, function, ours, pycma}`` (evaluations per seed, ``inf`` when not
+    solved) as a Markdown table: per row the seeds solved and the medians, and their ratio."""
+    lines = [
+        f"| {label} | d | function | {ours_name}: solved, median evaluations | "
+        f"{theirs_name}: solved, median evaluations | ratio |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ours, theirs = median(r["ours"]), median(r["pycma"])
+        solved = [sum(np.isfinite(v) for v in r[k]) for k in ("ours", "pycma")]
+        lines.append(
+            f"| {r[label]} | {r['dim']} | f{r['function']} | {solved[0]}/{len(r['ours'])}, "
+            f"{ours:.0f} | {solved[1]}/{len(r['pycma'])}, {theirs:.0f} | {ratio(ours, theirs)} |"
+        )
+    return "\n".join(lines)
+
+
 # ---- bbob: agreement with cocoex ---------------------------------------------------------
 
 
@@ -188,22 +206,7 @@ def cma32(args) -> None:
                 )
                 print(rows[-1], flush=True)
 
-    def table(rows):
-        lines = [
-            "| algorithm | d | function | evolax float32: solved, median evaluations | "
-            "pycma float64: solved, median evaluations | ratio |",
-            "|---|---|---|---|---|---|",
-        ]
-        for r in rows:
-            ours, theirs = median(r["ours"]), median(r["pycma"])
-            solved = [sum(np.isfinite(v) for v in r[k]) for k in ("ours", "pycma")]
-            lines.append(
-                f"| {r['algorithm']} | {r['dim']} | f{r['function']} | {solved[0]}/{len(r['ours'])}"
-                f", {ours:.0f} | {solved[1]}/{len(r['pycma'])}, {theirs:.0f} | "
-                f"{ratio(ours, theirs)} |"
-            )
-        return "\n".join(lines)
-
+    table = partial(evaluations_table, "algorithm", "evolax float32", "pycma float64")
     write_results(RESULTS / "fidelity_cma32.json", "fidelity cma32", rows, table, args=vars(args))
     print(table(rows))
 
@@ -256,7 +259,7 @@ def restarts(args) -> None:
                     theirs.append(res[3] if res[1] < TARGET else np.inf)
                 rows.append(
                     {
-                        "driver": driver.__name__,
+                        "restarts": driver.__name__.upper(),
                         "dim": dim,
                         "function": f,
                         "ours": ours,
@@ -265,22 +268,7 @@ def restarts(args) -> None:
                 )
                 print(rows[-1], flush=True)
 
-    def table(rows):
-        lines = [
-            "| restarts | d | function | evolax: solved, median evaluations | "
-            "pycma: solved, median evaluations | ratio |",
-            "|---|---|---|---|---|---|",
-        ]
-        for r in rows:
-            ours, theirs = median(r["ours"]), median(r["pycma"])
-            solved = [sum(np.isfinite(v) for v in r[k]) for k in ("ours", "pycma")]
-            lines.append(
-                f"| {r['driver'].upper()} | {r['dim']} | f{r['function']} | {solved[0]}/"
-                f"{len(r['ours'])}, {ours:.0f} | {solved[1]}/{len(r['pycma'])}, {theirs:.0f} "
-                f"| {ratio(ours, theirs)} |"
-            )
-        return "\n".join(lines)
-
+    table = partial(evaluations_table, "restarts", "evolax", "pycma")
     write_results(
         RESULTS / "fidelity_restarts.json", "fidelity restarts", rows, table, args=vars(args)
     )
