@@ -410,7 +410,7 @@ def speed(args) -> None:
                 f"{r['float64'] / r['pycma']:.2f}x | {r['float32']:.2e} | "
                 f"{r['float32'] / r['pycma']:.2f}x |"
             )
-        lines.append(f"\n{where}; shared, loaded machine: ratios measured side by side.")
+        lines.append(f"\n{where}; shared, loaded machine: both timed one after the other, one run.")
         return "\n".join(lines)
 
     write_results(RESULTS / "fidelity_speed.json", "fidelity speed", rows, table, args=vars(args))

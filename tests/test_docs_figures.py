@@ -51,6 +51,11 @@ def test_the_docs_quote_benchmark_tables():
         "neat_double_pole.md",
         "neat_double_pole_nv.md",
         "hyperneat_visual_discrimination.md",
+        "fidelity_speed.md",
+        "fidelity_bbob.md",
+        "fidelity_cma32.md",
+        "fidelity_restarts.md",
+        "fidelity_mo.md",
     }
     assert tables <= quoted, f"not quoted: {sorted(tables - quoted)}"
 
