@@ -64,25 +64,29 @@ def test_ipop_doubles_the_population_and_reuses_compilations(key):
 
 
 def test_bipop_interlaces_the_regimes(key):
-    """Hansen (2009): the first run and the large regime double lambda_def = 4 with sigma0;
-    small runs draw lambda in [lambda_def, latest large lambda] and sigma in [sigma0 / 100,
-    sigma0], get half the large regime's evaluations, and are chosen while the small regime
-    has used fewer evaluations."""
+    """Hansen (2009), with the accounting of his code and pycma's ``fmin(bipop=True)``: the
+    first run (lambda_def = 4, sigma0) counts toward the small regime, so the second run is the
+    large regime's first, with 2 lambda_def; the large regime doubles lambda with sigma0; small
+    runs draw lambda in [lambda_def, latest large lambda] and sigma in [sigma0 / 100, sigma0],
+    get half the large regime's evaluations, and are chosen while the small regime (the first
+    run included) has used fewer evaluations."""
     compiled_before = set(FLAT.traced_pop_sizes)
     traced, result = new_traces(
         lambda: bipop(CMAES, FLAT, jnp.zeros(4), key, 2000, pop_size=4, init_std=0.5)
     )
     records = result.restarts
-    assert records[0].regime == "large" and records[0].pop_size == 4
-    large_evals = small_evals = 0
+    assert (records[0].regime, records[0].pop_size, records[0].init_std) == ("first", 4, 0.5)
+    assert (records[1].regime, records[1].pop_size) == ("large", 8)  # pycma doubles at once
+    large_evals, small_evals = 0, records[0].evaluations
     latest_large = None
     n_large = 0
-    for i, r in enumerate(records):
-        if i > 0:  # the regime that has used fewer evaluations is chosen
-            assert r.regime == ("small" if small_evals < large_evals else "large"), i
+    for i, r in enumerate(records[1:], start=1):
+        # the small regime while it has used fewer evaluations
+        assert r.regime == ("small" if small_evals < large_evals else "large"), i
         if r.regime == "large":
+            n_large += 1
             assert r.pop_size == 4 * 2**n_large and r.init_std == 0.5
-            latest_large, n_large = r.pop_size, n_large + 1
+            latest_large = r.pop_size
             large_evals += r.evaluations
         else:
             assert 4 <= r.pop_size <= latest_large
@@ -90,7 +94,7 @@ def test_bipop_interlaces_the_regimes(key):
             assert r.budget == min(max(r.pop_size, large_evals // 2), 2000 - sum(
                 q.evaluations for q in records[:i]))  # fmt: skip
             small_evals += r.evaluations
-    assert n_large >= 3 and len(records) > n_large
+    assert n_large >= 2 and len(records) > n_large + 1
     assert result.evaluations == sum(r.evaluations for r in records) <= 2000
     # one compilation per new pop size, although the small runs' init_std differ
     assert sorted(traced) == sorted({r.pop_size for r in records} - compiled_before)

@@ -33,6 +33,7 @@ DIMS = (2, 10)  # float64 comparison (default run); all six suite dimensions in 
 FLOAT32_DIMS = (40,)  # and 2, 5, 10, 20 in the slow test
 INSTANCES = (1, 2, 71, 101)  # 2009's first two, a 2018- and a 2023-workshop instance
 FLOAT32_RTOL = {16: 2e-3, 17: 2e-4, 18: 2e-4, 19: 3e-3, 23: 1e-3}  # ill-conditioned in x
+FLOAT64_RTOL = {19: 1e-12}  # computed in COCO's order, product by product (1e-8 elsewhere)
 FLOAT32_RTOL_DEFAULT = 1e-4  # measured up to 4.4e-5 (f11: condition 1e6)
 # Within 1e-3 of x_opt, x - x_opt in float32 is off by ~2^-24 |x_opt| / 1e-3 ~ 2e-4 relative
 FLOAT32_RTOL_NEAR_OPTIMUM = 1e-3
@@ -119,11 +120,12 @@ def assert_matches_float64(reference: dict, dims, instances) -> None:
                     where = f"f{f} d{d} i{i}"
                     assert float(problem.f_opt) == pytest.approx(coco_f_opt, rel=1e-12), where
                     np.testing.assert_allclose(problem.x_opt, coco_best, atol=1e-12, err_msg=where)
+                    rtol = FLOAT64_RTOL.get(f, 1e-8)
                     np.testing.assert_allclose(
                         values,
                         coco_values,
-                        rtol=1e-8,
-                        atol=1e-8 * (1 + abs(coco_f_opt)),
+                        rtol=rtol,
+                        atol=rtol * (1 + abs(coco_f_opt)),
                         err_msg=where,
                     )
                     assert abs(values[BEST] - coco_f_opt) < 1e-8 * (1 + abs(coco_f_opt)), where
@@ -131,8 +133,9 @@ def assert_matches_float64(reference: dict, dims, instances) -> None:
 
 @pytest.mark.parametrize("dim", DIMS)
 def test_matches_coco_in_float64(reference, dim):
-    """Every function and instance: f at 48 points, x_opt and f_opt equal COCO's to ~1e-12,
-    and f(x_opt) = f_opt."""
+    """Every function and instance: f at 48 points equals COCO's to 1e-8 (f19, whose cosine
+    of values near 1e6 amplifies any other rounding, to 1e-12), x_opt and f_opt to ~1e-12, and
+    f(x_opt) = f_opt."""
     assert_matches_float64(reference, [dim], INSTANCES)
 
 

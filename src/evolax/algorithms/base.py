@@ -53,6 +53,39 @@ HIGHEST = jax.lax.Precision.HIGHEST
 """Full-precision matrix products (the default on CPU; TPU and GPU would round to bf16/tf32)."""
 
 
+def distinct_buffers(tree: Any, avoid: Any = None) -> Any:
+    """``tree`` with every array that appears a second time (as the same buffer), or that is
+    one of ``avoid``'s arrays, copied.
+
+    A state whose fields share one buffer (``cov`` and ``eigvecs`` both the identity, two
+    paths both one zero vector, the mean and the best genome both ``x0``) cannot be donated to
+    a jitted ``ask`` / ``tell``: XLA refuses to donate a buffer twice. Traced values (inside
+    ``jit``, whose outputs never share buffers) pass through.
+    """
+    seen: set[Any] = set()
+
+    def buffer(leaf):
+        if not isinstance(leaf, jax.Array) or isinstance(leaf, jax.core.Tracer):
+            return None
+        try:
+            return leaf.unsafe_buffer_pointer()
+        except Exception:  # sharded over devices, or deleted: fall back on identity
+            return id(leaf)
+
+    def fresh(leaf):
+        key = buffer(leaf)
+        if key is None:
+            return leaf
+        if key in seen:
+            return jnp.copy(leaf)
+        seen.add(key)
+        return leaf
+
+    seen.update(buffer(leaf) for leaf in jax.tree.leaves(avoid))
+    seen.discard(None)
+    return jax.tree.map(fresh, tree)
+
+
 @chex.dataclass(frozen=True, kw_only=True)
 class State:
     """The fields every algorithm's state has; :meth:`Algorithm.tell` keeps them.
@@ -227,7 +260,7 @@ class Algorithm(eqx.Module, Generic[S]):
         """The initial state; ``x0`` fixes the genome's pytree structure and dtype (float32,
         or float64 genomes under ``jax_enable_x64``) and is the start point."""
         check_call(f"{type(self).__name__}.init", "key, x0", State, params, key=key, x0=x0)
-        kind = getattr(x0, "genome_kind", "real")
+        given, kind = x0, getattr(x0, "genome_kind", "real")
         if kind != self.genome_kind and self.genome_kind == "real":
             raise ValueError(f"{type(self).__name__} searches real vectors; {x0.evolved_by}")
         if self.pytree_genome:  # the maths reads the leaves as they are (integers too)
@@ -236,11 +269,12 @@ class Algorithm(eqx.Module, Generic[S]):
             x0 = jax.tree.map(lambda leaf: jnp.asarray(leaf, genome_dtype(leaf)), x0)
         flat, _ = ravel_pytree(x0)
         state = self._init(key, x0 if self.pytree_genome else flat)
-        return state.replace(  # type: ignore[attr-defined]
-            best_genome=jax.tree.map(jnp.copy, x0),  # no buffer shared with the state
+        state = state.replace(  # type: ignore[attr-defined]
+            best_genome=x0,
             best_fitness=jnp.asarray(-jnp.inf, flat.dtype),
             generation=jnp.zeros([], jnp.int32),
         )
+        return distinct_buffers(state, avoid=given)  # donatable, the caller's x0 untouched
 
     @compiled
     def ask(self, key: PRNGKey, state: S, *params: Any) -> tuple[Population, S]:

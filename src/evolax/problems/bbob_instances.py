@@ -14,6 +14,8 @@ f4 (which uses f3's seed, ``3 + 10000 * i``) and f18 (f17's seed, ``17 + 10000 *
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = [
@@ -82,7 +84,10 @@ def legacy_gauss(n: int, seed: int) -> np.ndarray:
     exact zeros become 1e-99.
     """
     u = legacy_uniform(2 * n, seed)
-    g = np.sqrt(-2.0 * np.log(u[:n])) * np.cos(2.0 * np.pi * u[n:])
+    # the C library's log and cos, as COCO's C code calls them (numpy's own SIMD versions can
+    # differ in the last bit)
+    pairs = zip(u[:n], u[n:], strict=True)
+    g = np.asarray([math.sqrt(-2.0 * math.log(a)) * math.cos(2.0 * math.pi * b) for a, b in pairs])
     g[g == 0.0] = 1e-99
     return g
 
@@ -92,14 +97,30 @@ def legacy_rotation(dim: int, seed: int) -> np.ndarray:
 
     Fills the matrix column by column with ``legacy_gauss(dim * dim, seed)``
     (``B[i, j] = g[j * dim + i]``) and orthonormalises the columns in order with
-    (modified) Gram-Schmidt. It is applied as ``z = B @ x``.
+    (modified) Gram-Schmidt, each inner product summed left to right as COCO's loops do (a
+    BLAS dot's other order changes the last bits). It is applied as ``z = B @ x``.
     """
-    b = legacy_gauss(dim * dim, seed).reshape(dim, dim).T.copy()
+    if dim * dim >= 2000:  # beyond COCO's dimensions (its code stops there): numpy's speed
+        b = legacy_gauss(dim * dim, seed).reshape(dim, dim).T.copy()
+        for i in range(dim):
+            for j in range(i):
+                b[:, i] -= np.dot(b[:, i], b[:, j]) * b[:, j]
+            b[:, i] /= np.sqrt(np.dot(b[:, i], b[:, i]))
+        return b
+    columns = legacy_gauss(dim * dim, seed).reshape(dim, dim).tolist()  # columns[i][k] = B[k, i]
     for i in range(dim):
+        column = columns[i]
         for j in range(i):
-            b[:, i] -= np.dot(b[:, i], b[:, j]) * b[:, j]
-        b[:, i] /= np.sqrt(np.dot(b[:, i], b[:, i]))
-    return b
+            other, prod = columns[j], 0.0
+            for k in range(dim):
+                prod += column[k] * other[k]
+            column = [c - prod * o for c, o in zip(column, other, strict=True)]
+        prod = 0.0
+        for c in column:
+            prod += c * c
+        norm = math.sqrt(prod)
+        columns[i] = [c / norm for c in column]
+    return np.asarray(columns).T.copy()
 
 
 def legacy_xopt(dim: int, seed: int) -> np.ndarray:

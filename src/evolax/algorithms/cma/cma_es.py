@@ -17,6 +17,7 @@ from evolax.algorithms.cma.cma_family import (
     cma_parameters,
     default_pop_size,
     eigen_interval,
+    moved,
 )
 from evolax.algorithms.unbatched import one_at_a_time
 from evolax.validation import check_positive_int
@@ -82,7 +83,9 @@ class CMAES(CMAFamily[CMAESState]):
         tol_x: TolX of ``should_stop``; ``None`` means ``1e-12 * init_std``.
         tol_fun: TolFun of ``should_stop`` (the tutorial's ``1e-12``).
         tol_condition: ``should_stop`` fires when ``cond(C)`` exceeds this (``1e14``, as
-            pycma in float64; float32 resolves no more than about 4e6, see :func:`decompose`).
+            pycma in float64). Float32 resolves no more than ``1 / eps``, about 8e6: there the
+            floor of :func:`decompose` holds the condition (metric ``condition_guard``) and
+            the run goes on, as pycma's goes on to 1e14.
         eigen_interval: generations between eigendecompositions; ``None`` for pycma's
             :func:`~evolax.algorithms.cma.cma_family.eigen_interval`.
     """
@@ -151,7 +154,10 @@ class CMAES(CMAFamily[CMAESState]):
 
     def _no_effect_axis(self, state):
         axes = 0.1 * state.std * state.eigvals_sqrt[None] * state.eigvecs  # columns: axes
-        return jnp.any(jnp.all(state.mean[:, None] + axes == state.mean[:, None], axis=0))
+        unmoved = ~moved(state.mean[:, None], state.mean_residual[:, None], axes)
+        return jnp.any(jnp.all(unmoved, axis=0))
 
-    def _condition_limit(self, state):
-        return jnp.minimum(self.tol_condition, 0.5 / float(jnp.finfo(state.cov.dtype).eps))
+    def _condition_guarded(self, state):  # decompose's floor, max * eps, holds
+        eps = jnp.finfo(state.eigvals_sqrt.dtype).eps
+        smallest, largest = jnp.min(state.eigvals_sqrt), jnp.max(state.eigvals_sqrt)
+        return smallest**2 <= largest**2 * eps * (1 + 8 * eps)

@@ -123,15 +123,15 @@ def cma_parameters(
         alpha_posdef_neg = math.inf if separable else (1 - c1 - c_mu) / (n * c_mu)
         scale = min(alpha_mu_neg, alpha_mu_eff_neg, alpha_posdef_neg)
         weights = np.where(raw < 0, scale * raw / -negative.sum(), weights)
-    return CMAParameters(
+    return CMAParameters(  # Python floats: numpy scalars would promote float32 under x64
         mu=mu,
         weights=weights,
         mu_eff=float(mu_eff),
-        c_sigma=c_sigma,
-        d_sigma=d_sigma,
-        c_c=c_c,
-        c1=c1,
-        c_mu=c_mu,
+        c_sigma=float(c_sigma),
+        d_sigma=float(d_sigma),
+        c_c=float(c_c),
+        c1=float(c1),
+        c_mu=float(c_mu),
         chi_n=expected_norm(n),
     )
 
@@ -308,17 +308,61 @@ def step_size_factor(p: CMAParameters, p_sigma_norm: Float[Array, ""]) -> Float[
     return jnp.exp(jnp.minimum(1.0, p.c_sigma / p.d_sigma * (p_sigma_norm / p.chi_n - 1)))
 
 
+def compensated(dtype) -> bool:
+    """Whether the family keeps its mean's rounding error (:attr:`CMAState.mean_residual`):
+    for float32 and narrower genomes; float64 computes as pycma does."""
+    return jnp.finfo(dtype).bits < 64
+
+
+def two_sum(a: Array, b: Array) -> tuple[Array, Array]:
+    """``s, e`` with ``s = fl(a + b)`` and ``s + e = a + b`` exactly (Knuth's TwoSum)."""
+    s = a + b
+    b_part = s - a
+    return s, (a - (s - b_part)) + (b - b_part)
+
+
+def around_mean(mean: Array, residual: Array, steps: Array) -> Array:
+    """The samples ``mean + steps`` (rows) of a mean held as ``mean + residual``: the residual
+    joins the steps before they round (float32); float64 adds the steps to ``mean``."""
+    if not compensated(mean.dtype):
+        return mean[None] + steps
+    return mean[None] + (residual[None] + steps)
+
+
+def advance_mean(mean: Array, residual: Array, delta: Array) -> tuple[Array, Array]:
+    """``mean + residual + delta`` as a new ``(mean, residual)`` pair: TwoSum in float32, so
+    that what rounds off is kept; ``(mean + delta, residual)`` in float64, as pycma."""
+    if not compensated(mean.dtype):
+        return mean + delta, residual
+    return two_sum(mean, residual + delta)
+
+
+def moved(mean: Array, residual: Array, delta: Array) -> Array:
+    """Whether adding ``delta`` moves the mean as the family holds it: in float64 ``mean +
+    delta != mean`` (pycma's test); with a residual (float32), whether ``delta`` exceeds half
+    the compensated pair's resolution, ``eps^2 |mean|`` (``eps = 2^-23``)."""
+    if not compensated(mean.dtype):
+        return mean + delta != mean
+    eps = float(jnp.finfo(mean.dtype).eps)
+    return jnp.abs(delta) > 0.5 * eps**2 * jnp.abs(mean + residual)
+
+
 @chex.dataclass(frozen=True, kw_only=True)
 class CMAState(DistributionState):
     """The state the CMA family shares: ``N(mean, std^2 C)`` and its evolution paths.
 
     Attributes:
+        mean_residual: in float32, the rounding error of ``mean``, ``[D]``: the distribution's
+            mean is ``mean + mean_residual`` to about twice float32's precision, so that mean
+            steps below ``mean``'s last bit (the last generations on an ill-conditioned
+            function whose optimum is not at 0) still add up; zero in float64.
         p_sigma: the conjugate evolution path, ``[D]``.
         p_c: the evolution path of ``C``, ``[D]`` (in whitened coordinates where
             :attr:`CMAFamily.whitened_c_path`).
         history: recent fitness for :meth:`CMAFamily.should_stop`.
     """
 
+    mean_residual: Float[Array, " dim"]
     p_sigma: Float[Array, " dim"]
     p_c: Float[Array, " dim"]
     history: FitnessHistory
@@ -389,16 +433,18 @@ class CMAFamily(DistributionAlgorithm[S]):
     def _no_effect_axis(self, state: S) -> Bool[Array, ""]:
         """Whether adding 0.1 std along some principal axis leaves the mean unchanged."""
 
-    def _condition_limit(self, state: S) -> float:
-        """The ``cond(C)`` beyond which ConditionCov fires."""
+    def _condition_guarded(self, state: S) -> Bool[Array, ""]:
+        """Whether the guard on ``C``'s condition number holds its smallest eigenvalue up
+        (the metric ``condition_guard``); none by default."""
         del state
-        return self.tol_condition
+        return jnp.asarray(False)
 
     def _init_paths(self, x0: Float[Array, " dim"]) -> dict[str, Any]:
         dim = x0.shape[0]
         zeros = jnp.zeros(dim, x0.dtype)
         return dict(
             mean=x0,
+            mean_residual=jnp.zeros(dim, x0.dtype),
             std=jnp.asarray(self.init_std, x0.dtype),
             p_sigma=zeros,
             p_c=zeros,
@@ -407,7 +453,8 @@ class CMAFamily(DistributionAlgorithm[S]):
 
     def _ask(self, key, state):
         z = normal(key, (self.pop_size, state.mean.shape[0]), state.mean)
-        return state.mean[None] + state.std * self._sample(state, z), state
+        steps = state.std * self._sample(state, z)
+        return around_mean(state.mean, state.mean_residual, steps), state
 
     def _tell(self, key, state, x, fitness):
         dim = state.mean.shape[0]
@@ -419,9 +466,10 @@ class CMAFamily(DistributionAlgorithm[S]):
             weights = rank_utilities(fitness, by_rank)
         else:  # only the mu best: read just their rows
             x = x[order[:n_weighted]]
-            weights = jnp.where(fitness[order[:n_weighted]] > -jnp.inf, by_rank, p.weights[-1])
+            worst = float(p.weights[-1])
+            weights = jnp.where(fitness[order[:n_weighted]] > -jnp.inf, by_rank, worst)
         positive = jnp.maximum(weights, 0.0)
-        y = (x - state.mean[None]) / state.std
+        y = (x - state.mean[None] - state.mean_residual[None]) / state.std
         step = jnp.dot(positive, y, precision=HIGHEST)  # <y>_w, eq. 41
         whitened_step = self._inverse_sqrt(state, step)
         generation = state.generation + 1
@@ -431,8 +479,10 @@ class CMAFamily(DistributionAlgorithm[S]):
         )
         std = state.std * step_size_factor(p, p_sigma_norm)
         covariance = self._covariance(state, p, y, weights, p_c, h_sigma, generation)
+        mean, mean_residual = advance_mean(state.mean, state.mean_residual, state.std * step)
         new_state = state.replace(
-            mean=state.mean + state.std * step,  # c_m = 1
+            mean=mean,
+            mean_residual=mean_residual,
             std=std,
             p_sigma=p_sigma,
             p_c=p_c,
@@ -443,6 +493,7 @@ class CMAFamily(DistributionAlgorithm[S]):
         metrics = {
             "std": std,
             "axis_ratio": jnp.max(axes) / jnp.min(axes),
+            "condition_guard": self._condition_guarded(new_state).astype(std.dtype),
             "h_sigma": h_sigma,
             "p_sigma_norm": p_sigma_norm,
         }
@@ -455,8 +506,8 @@ class CMAFamily(DistributionAlgorithm[S]):
         ``tol_x``; ``tolfun``, ``equalfunvals``, ``stagnation``: see :func:`history_criteria`;
         ``noeffectaxis``: adding 0.1 std along a principal axis leaves the mean unchanged;
         ``noeffectcoord``: adding 0.2 std to a coordinate leaves it unchanged;
-        ``conditioncov``: ``cond(C)`` beyond ``tol_condition`` (or beyond what the dtype
-        resolves); ``tolupsigma``: ``std / init_std > 1e20 max(D)`` (divergence).
+        ``conditioncov``: ``cond(C)`` beyond ``tol_condition``; ``tolupsigma``: ``std /
+        init_std > 1e20 max(D)`` (divergence).
         """
         mean, std = state.mean, state.std  # type: ignore[attr-defined]
         tol_x = 1e-12 * self.init_std if self.tol_x is None else self.tol_x
@@ -466,8 +517,8 @@ class CMAFamily(DistributionAlgorithm[S]):
         criteria = {
             "tolx": jnp.all(coordinate_std < tol_x) & jnp.all(std * jnp.abs(path) < tol_x),
             "noeffectaxis": self._no_effect_axis(state),
-            "noeffectcoord": jnp.any(mean + 0.2 * coordinate_std == mean),
-            "conditioncov": (jnp.max(axes) / jnp.min(axes)) ** 2 > self._condition_limit(state),
+            "noeffectcoord": jnp.any(~moved(mean, state.mean_residual, 0.2 * coordinate_std)),  # type: ignore[attr-defined]
+            "conditioncov": (jnp.max(axes) / jnp.min(axes)) ** 2 > self.tol_condition,
             "tolupsigma": std / self.init_std > 1e20 * jnp.max(axes),
         }
         criteria.update(

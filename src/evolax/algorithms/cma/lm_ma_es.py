@@ -20,6 +20,7 @@ from evolax.algorithms.base import (
     check_min_pop_size,
     normal,
 )
+from evolax.algorithms.cma.cma_family import advance_mean, around_mean
 from evolax.algorithms.shaping import rank_utilities
 from evolax.validation import check_in_interval, check_positive, check_positive_int
 
@@ -80,10 +81,14 @@ class LMMAESState(DistributionState):
     Attributes:
         mean: the mean ``y``, ``[D]``.
         std: the step size ``sigma``, ``[]``.
+        mean_residual: in float32, the rounding error of ``mean`` (the mean is ``mean +
+            mean_residual``, see :class:`~evolax.algorithms.cma.cma_family.CMAState`); zero
+            in float64.
         p_sigma: the evolution path of ``sigma``, ``[D]``.
         vectors: the direction vectors ``m_1 .. m_m`` as rows, ``[m, D]``.
     """
 
+    mean_residual: Float[Array, " dim"]
     p_sigma: Float[Array, " dim"]
     vectors: Float[Array, "m dim"]
 
@@ -152,6 +157,7 @@ class LMMAES(DistributionAlgorithm[LMMAESState]):
         p = self.parameters(dim)
         return LMMAESState(
             mean=x0,
+            mean_residual=jnp.zeros_like(x0),
             std=jnp.asarray(self.init_std, x0.dtype),
             p_sigma=jnp.zeros(dim, x0.dtype),
             vectors=jnp.zeros((p.c_d.shape[0], dim), x0.dtype),
@@ -204,13 +210,14 @@ class LMMAES(DistributionAlgorithm[LMMAESState]):
 
     def _ask(self, key, state):
         z = normal(key, (self.pop_size, state.mean.shape[0]), state.mean)
-        return state.mean[None] + state.std * self.transform(state, z), state
+        steps = state.std * self.transform(state, z)
+        return around_mean(state.mean, state.mean_residual, steps), state
 
     def _tell(self, key, state, x, fitness):
         del key
         dim = state.mean.shape[0]
         p = self.parameters(dim)
-        d = (x - state.mean[None]) / state.std
+        d = (x - state.mean[None] - state.mean_residual[None]) / state.std
 
         weights = rank_utilities(fitness, p.weights)  # by rank; non-finite fitness: 0
         d_w = jnp.dot(weights, d, precision=HIGHEST)
@@ -218,7 +225,7 @@ class LMMAES(DistributionAlgorithm[LMMAESState]):
         # goes back through the m maps, not the population
         z_w = self.inverse_transform(state, d_w[None])[0]
 
-        mean = state.mean + state.std * d_w
+        mean, mean_residual = advance_mean(state.mean, state.mean_residual, state.std * d_w)
         p_sigma = (1 - p.c_sigma) * state.p_sigma + math.sqrt(
             p.mu_w * p.c_sigma * (2 - p.c_sigma)
         ) * z_w
@@ -228,5 +235,7 @@ class LMMAES(DistributionAlgorithm[LMMAESState]):
         norm2 = jnp.dot(p_sigma, p_sigma, precision=HIGHEST)
         std = state.std * jnp.exp(0.5 * p.c_sigma * (norm2 / dim - 1))
 
-        new_state = state.replace(mean=mean, std=std, p_sigma=p_sigma, vectors=vectors)
+        new_state = state.replace(
+            mean=mean, mean_residual=mean_residual, std=std, p_sigma=p_sigma, vectors=vectors
+        )
         return new_state, {"std": std, "p_sigma_norm": jnp.sqrt(norm2)}

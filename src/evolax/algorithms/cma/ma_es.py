@@ -19,7 +19,7 @@ from evolax.algorithms.base import (
     check_min_pop_size,
     normal,
 )
-from evolax.algorithms.cma.cma_family import cma_parameters
+from evolax.algorithms.cma.cma_family import advance_mean, around_mean, cma_parameters
 from evolax.algorithms.unbatched import one_at_a_time
 from evolax.validation import check_positive
 
@@ -79,10 +79,14 @@ class MAESState(DistributionState):
     Attributes:
         mean: the mean ``y``, ``[D]``.
         std: the step size ``sigma``, ``[]``.
+        mean_residual: in float32, the rounding error of ``mean`` (the mean is ``mean +
+            mean_residual``, see :class:`~evolax.algorithms.cma.cma_family.CMAState`); zero
+            in float64.
         p_sigma: the search path ``s`` (CMA-ES's ``p_sigma``), ``[D]``.
         matrix: the transformation matrix ``M``, ``[D, D]``.
     """
 
+    mean_residual: Float[Array, " dim"]
     p_sigma: Float[Array, " dim"]
     matrix: Float[Array, "dim dim"]
 
@@ -105,8 +109,8 @@ class MAES(DistributionAlgorithm[MAESState]):
     solving with ``M``, so a generation costs ``O(D^3)`` and memory is ``O(D^2)``: it suits ``D``
     up to a few hundred (:class:`~evolax.algorithms.cma.lm_ma_es.LMMAES` is its large-scale
     version).
-    As with any float32 ES, stop before ``sigma`` reaches about ``1e-7 |mean|``: beyond it the
-    steps recovered from the population are rounding noise.
+    In float32 the mean keeps its rounding error (``mean_residual``), so mean steps below its
+    last bit still add up; the samples themselves are float32 genomes.
 
     Args:
         pop_size: ``lambda``, at least 2 (the paper's default is
@@ -129,6 +133,7 @@ class MAES(DistributionAlgorithm[MAESState]):
         del key
         return MAESState(
             mean=x0,
+            mean_residual=jnp.zeros_like(x0),
             std=jnp.asarray(self.init_std, x0.dtype),
             p_sigma=jnp.zeros_like(x0),
             matrix=jnp.eye(x0.shape[0], dtype=x0.dtype),
@@ -137,7 +142,7 @@ class MAES(DistributionAlgorithm[MAESState]):
     def _ask(self, key, state):
         z = normal(key, (self.pop_size, state.mean.shape[0]), state.mean)
         d = jnp.dot(z, state.matrix.T, precision=HIGHEST)  # rows M z_l
-        return state.mean[None] + state.std * d, state
+        return around_mean(state.mean, state.mean_residual, state.std * d), state
 
     def _tell(self, key, state, x, fitness):
         del key
@@ -147,12 +152,12 @@ class MAES(DistributionAlgorithm[MAESState]):
         best = jnp.argsort(-fitness, stable=True)[: p.mu]  # best first, non-finite last
         by_rank = jnp.asarray(p.weights[: p.mu], x.dtype)
         weights = jnp.where(fitness[best] > -jnp.inf, by_rank, 0.0)
-        d = (x[best] - state.mean[None]) / state.std  # M z_i
+        d = (x[best] - state.mean[None] - state.mean_residual[None]) / state.std  # M z_i
         z = _solve(state.matrix, d.T).T  # z_i = M^{-1} d_i
         d_w = jnp.dot(weights, d, precision=HIGHEST)
         z_w = jnp.dot(weights, z, precision=HIGHEST)
 
-        mean = state.mean + state.std * d_w  # (M9)
+        mean, mean_residual = advance_mean(state.mean, state.mean_residual, state.std * d_w)  # (M9)
         p_sigma = (1 - p.c_sigma) * state.p_sigma + math.sqrt(  # (M10)
             p.mu_eff * p.c_sigma * (2 - p.c_sigma)
         ) * z_w
@@ -165,5 +170,7 @@ class MAES(DistributionAlgorithm[MAESState]):
         )
         norm = jnp.linalg.norm(p_sigma)
         std = state.std * jnp.exp(p.c_sigma / p.d_sigma * (norm / p.chi_n - 1))  # (M12)
-        new_state = state.replace(mean=mean, std=std, p_sigma=p_sigma, matrix=matrix)
+        new_state = state.replace(
+            mean=mean, mean_residual=mean_residual, std=std, p_sigma=p_sigma, matrix=matrix
+        )
         return new_state, {"std": std, "p_sigma_norm": norm}

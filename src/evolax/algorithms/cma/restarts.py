@@ -37,8 +37,8 @@ class RestartRecord:
     """One run of a restart strategy.
 
     Attributes:
-        regime: ``"ipop"``, or for BIPOP ``"large"`` (the first run and the doubling regime)
-            or ``"small"``.
+        regime: ``"ipop"``, or for BIPOP ``"first"`` (the first run, default population and
+            step size), ``"large"`` (the doubling regime) or ``"small"``.
         pop_size: its population size.
         init_std: its initial step size.
         budget: the evaluations it was allowed.
@@ -275,10 +275,14 @@ def bipop(
 ) -> RestartResult:
     """BIPOP-CMA-ES (Hansen, 2009, "Benchmarking a BI-Population CMA-ES on the BBOB-2009
     Function Testbed"): after a first run with the default population ``lambda_def``, restarts
-    alternate between two regimes, choosing the one that has used fewer evaluations so far.
+    alternate between two regimes, choosing the small one while it has used fewer evaluations
+    than the large one.
 
-    - large: ``lambda = lambda_def * 2^i`` at its ``i``-th restart, step size ``init_std``
-      (IPOP); the first run counts as the large regime's ``i = 0``.
+    - first run: ``lambda_def`` and ``init_std``; its evaluations count toward the small
+      regime's budget, as in Hansen's code and pycma (``fmin(..., bipop=True)``), so the
+      second run is always the large regime's first.
+    - large: ``lambda = lambda_def * 2^i`` at its ``i``-th run (``i = 1, 2, ...``), step size
+      ``init_std`` (IPOP).
     - small: ``lambda = floor(lambda_def (lambda_l / lambda_def)^(u1^2))`` with ``lambda_l``
       the latest large population (the paper's ``lambda_l / 2`` of the next one), step size
       ``init_std * 10^(-2 u2)``, ``u1, u2 ~ U[0, 1]``, and a budget of half the evaluations
@@ -295,10 +299,14 @@ def bipop(
     lam_large = lam_def
     while not runner.done and (max_restarts is None or restart <= max_restarts):
         key, run_key, draw_key = jax.random.split(key, 3)
-        if restart == 0 or small_evals >= large_evals:
+        if restart == 0:
+            evals = runner.run(run_key, "first", lam_def, init_std, runner.max_evals)
+            small_evals += evals
+        elif small_evals >= large_evals:
+            large_runs += 1
             lam_large = int(lam_def * increase_factor**large_runs + 0.5)
             evals = runner.run(run_key, "large", lam_large, init_std, runner.max_evals)
-            large_runs, large_evals = large_runs + 1, large_evals + evals
+            large_evals += evals
         else:
             u1, u2 = np.asarray(jax.random.uniform(draw_key, (2,)), np.float64)
             lam = max(2, int(lam_def * (lam_large / lam_def) ** (u1**2)))

@@ -12,7 +12,13 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from evolax.algorithms.base import HIGHEST
-from evolax.algorithms.cma.cma_family import CMAFamily, CMAParameters, CMAState, cma_parameters
+from evolax.algorithms.cma.cma_family import (
+    CMAFamily,
+    CMAParameters,
+    CMAState,
+    cma_parameters,
+    moved,
+)
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -89,4 +95,5 @@ class SepCMAES(CMAFamily[SepCMAESState]):
         return state.cov_diag
 
     def _no_effect_axis(self, state):
-        return jnp.any(state.mean + 0.1 * state.std * jnp.sqrt(state.cov_diag) == state.mean)
+        axes = 0.1 * state.std * jnp.sqrt(state.cov_diag)
+        return jnp.any(~moved(state.mean, state.mean_residual, axes))

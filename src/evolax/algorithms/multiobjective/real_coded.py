@@ -14,16 +14,48 @@ from jaxtyping import Array, Float
 from evolax.algorithms.noise import gaussian, uniform
 from evolax.types import PRNGKey
 
-__all__ = ["polynomial_mutation", "simulated_binary_crossover"]
+__all__ = ["polynomial_mutation", "polynomial_move", "simulated_binary_crossover"]
 
 
 def _spread(u: Array, beta: Array, eta) -> Array:
-    """SBX's spread factor from a uniform ``u``, for a parent ``beta`` range away from its
-    bound (``beta = inf`` when unbounded)."""
+    """SBX's spread factor ``beta_q`` from a uniform ``u``, for a parent ``beta`` range away
+    from its bound (``beta = inf`` when unbounded)."""
     alpha = 2.0 - beta ** -(eta + 1.0)
     low = (u * alpha) ** (1.0 / (eta + 1.0))
     high = (1.0 / jnp.maximum(2.0 - u * alpha, 1e-12)) ** (1.0 / (eta + 1.0))
     return jnp.where(u <= 1.0 / alpha, low, high)
+
+
+def _room(u: Array, b: Array, eta) -> Array:
+    """``beta - beta_q`` for ``beta = 1 + b`` (``b``: twice the parent's distance to its finite
+    bound over the parents' gap), in a form that does not cancel: the child lands ``gap / 2
+    (beta - beta_q)`` from the bound, with float32's relative accuracy however close.
+
+    With ``q = beta^-(eta + 1)``: ``beta_q = (u (2 - q))^(1 / (eta + 1))`` for ``u (2 - q) <=
+    1``, so ``beta - beta_q = b - expm1(log(u (2 - q)) / (eta + 1))``; else ``beta_q / beta =
+    (1 + (1 - u)(2 - q) / q)^(-1 / (eta + 1))``, so ``beta - beta_q = -beta expm1(-softplus(
+    log(1 - u) + log(2 - q) - log q) / (eta + 1))``.
+    """
+    power = 1.0 / (eta + 1.0)
+    log_q = -(eta + 1.0) * jnp.log1p(b)
+    alpha = 2.0 - jnp.exp(log_q)
+    inner = b - jnp.expm1(jnp.log(u * alpha) * power)
+    t = jnp.log1p(-u) + jnp.log(alpha) - log_q
+    outer = -(1.0 + b) * jnp.expm1(-jnp.logaddexp(0.0, t) * power)
+    return jnp.where(u * alpha <= 1.0, inner, outer)
+
+
+def _child(u, near, far, bound, sign, eta):
+    """The child on ``near``'s side (``sign = -1``: toward ``bound`` below, ``+1``: above),
+    ``mid + sign gap beta_q / 2``; where it lands closer to a finite bound than to the
+    parents' mean, written from the bound (``bound - sign gap (beta - beta_q) / 2``)."""
+    gap = jnp.abs(far - near)
+    safe = jnp.where(gap > 1e-14, gap, 1.0)
+    b = 2.0 * jnp.abs(near - bound) / safe
+    room, spread = _room(u, b, eta), _spread(u, 1.0 + b, eta)
+    from_bound = bound - sign * 0.5 * safe * room
+    from_mid = 0.5 * (near + far) + sign * 0.5 * spread * gap
+    return jnp.where(jnp.isfinite(bound) & (room < spread), from_bound, from_mid)
 
 
 def simulated_binary_crossover(
@@ -47,12 +79,8 @@ def simulated_binary_crossover(
     lower, upper = lower[None], upper[None]
     low, high = jnp.minimum(first, second), jnp.maximum(first, second)
     gap = high - low
-    safe = jnp.where(gap > 1e-14, gap, 1.0)
-    beta_low = 1.0 + 2.0 * (low - lower) / safe
-    beta_high = 1.0 + 2.0 * (upper - high) / safe
-    mid = 0.5 * (low + high)
-    child_low = jnp.clip(mid - 0.5 * _spread(u, beta_low, eta) * gap, lower, upper)
-    child_high = jnp.clip(mid + 0.5 * _spread(u, beta_high, eta) * gap, lower, upper)
+    child_low = jnp.clip(_child(u, low, high, lower, -1.0, eta), lower, upper)
+    child_high = jnp.clip(_child(u, high, low, upper, 1.0, eta), lower, upper)
     child_1, child_2 = (
         jnp.where(swap, child_high, child_low),
         jnp.where(swap, child_low, child_high),
@@ -82,13 +110,38 @@ def polynomial_mutation(
     lower, upper = lower[None], upper[None]
     span = upper - lower
     bounded = jnp.isfinite(span)
-    span = jnp.where(bounded, span, 1.0)
-    delta_low, delta_high = (x - lower) / span, (upper - x) / span
-    power = 1.0 / (eta + 1.0)
-    down = (2.0 * u + (1.0 - 2.0 * u) * (1.0 - delta_low) ** (eta + 1.0)) ** power - 1.0
-    up = 1.0 - (2.0 * (1.0 - u) + 2.0 * (u - 0.5) * (1.0 - delta_high) ** (eta + 1.0)) ** power
-    step = jnp.where(u < 0.5, down, up) * span
-    if std is not None:
-        step = jnp.where(bounded, step, std * gaussian(normal_key, x.shape, x.dtype))
-    moved = x + step
+    moved = polynomial_move(x, u, lower, jnp.where(bounded, upper, lower + 1.0), eta)
+    noise = 0.0 if std is None else std * gaussian(normal_key, x.shape, x.dtype)
+    moved = jnp.where(bounded, moved, x + noise)
     return jnp.clip(jnp.where(mutate, moved, x), lower, upper)
+
+
+def polynomial_move(
+    x: Float[Array, "... dim"],
+    u: Float[Array, "... dim"],
+    lower: Float[Array, " dim"],
+    upper: Float[Array, " dim"],
+    eta=20.0,
+) -> Float[Array, "... dim"]:
+    """Deb's polynomial mutation of ``x`` in finite ``[lower, upper]`` for uniform ``u``: ``x +
+    delta_q (upper - lower)`` with ``delta_q = (2u + (1 - 2u)(1 - d)^(eta + 1))^(1 / (eta +
+    1)) - 1`` for ``u < 1/2``, ``d = (x - lower) / (upper - lower)``, and its mirror toward
+    ``upper`` (clipped to the bounds).
+
+    Written with ``log1p`` and ``expm1`` so that nothing cancels near a bound: the result is
+    taken from ``x`` (``x + delta_q span``) or, where it lands closer to the bound than to
+    ``x``, from the bound, whose distance is ``(1 - d) expm1(log1p(2u ((1 - d)^-(eta + 1) -
+    1)) / (eta + 1))`` in spans; either keeps float32's relative accuracy however close to the
+    bound (the old form lost everything below ``d ~ 1e-7``)."""
+    power, e1 = 1.0 / (eta + 1.0), eta + 1.0
+    span = upper - lower
+
+    def toward(bound, d, v, sign):  # v = 2u toward lower, 2(1 - u) toward upper
+        step = jnp.expm1(power * jnp.log1p((1.0 - v) * jnp.expm1(e1 * jnp.log1p(-d))))
+        left = (1.0 - d) * jnp.expm1(power * jnp.log1p(v * jnp.expm1(-e1 * jnp.log1p(-d))))
+        near_bound = left < -step - left  # closer to the bound than to x
+        return jnp.where(near_bound, bound + sign * left * span, x + sign * step * span)
+
+    down = toward(lower, (x - lower) / span, 2.0 * u, 1.0)
+    up = toward(upper, (upper - x) / span, 2.0 * (1.0 - u), -1.0)
+    return jnp.clip(jnp.where(u < 0.5, down, up), lower, upper)
