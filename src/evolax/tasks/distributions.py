@@ -98,4 +98,3 @@ class UniformParams(TaskDistribution):
             drawn = jax.random.uniform(k, old.shape, jnp.float32, low, high)
             values[name] = drawn.astype(old.dtype)
         return params.replace(**values)
-

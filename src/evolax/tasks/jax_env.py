@@ -32,7 +32,7 @@ def import_family(module: str, extra: str, owner: str) -> Any:
     except ImportError as error:
         raise ImportError(
             f"{owner} needs the optional {extra} package: pip install evolax[{extra}]; "
-            f"importing {module} failed with: {str(error).splitlines()[0] if str(error) else error!r}"
+            f"importing {module} failed with: {' '.join(str(error).split()) or repr(error)}"
         ) from error
 
 
@@ -151,7 +151,8 @@ class JaxEnvTask(ConstructedTask):
         self.action_shape = self.actions.action_shape
         obs, _ = jax.eval_shape(lambda k, p: self._reset_env(k, p), jax.random.key(0), env_params)
         mask = None if mask_field is None else field_of(obs, mask_field)
-        self.mask_field = mask_field if mask is not None and self.actions.mask_fits(mask.shape) else None
+        fits = mask is not None and self.actions.mask_fits(mask.shape)
+        self.mask_field = mask_field if fits else None
         self.obs_shape = tuple(jax.eval_shape(lambda o: self._observe(o), obs).shape)
 
     @abc.abstractmethod

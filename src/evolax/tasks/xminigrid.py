@@ -107,5 +107,3 @@ class XLandMiniGrid(JaxEnvTask):
         del key
         timestep = self.env.step(params, env_state, action)
         return timestep.observation, timestep, timestep.reward, timestep.last()
-
-
