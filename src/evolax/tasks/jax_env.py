@@ -149,7 +149,10 @@ class JaxEnvTask(ConstructedTask):
             else ActionMap.from_space(action_space, type(self).__name__)
         )
         self.action_shape = self.actions.action_shape
-        obs, _ = jax.eval_shape(lambda k, p: self._reset_env(k, p), jax.random.key(0), env_params)
+        with jax.numpy_rank_promotion("allow"):  # as Brax, the families promote ranks
+            obs, _ = jax.eval_shape(
+                lambda k, p: self._reset_env(k, p), jax.random.key(0), env_params
+            )
         mask = None if mask_field is None else field_of(obs, mask_field)
         fits = mask is not None and self.actions.mask_fits(mask.shape)
         self.mask_field = mask_field if fits else None
@@ -190,16 +193,18 @@ class JaxEnvTask(ConstructedTask):
 
     def reset(self, key: PRNGKey) -> JaxEnvState:
         key, params = self.episode_params(key)
-        obs, env_state = self._reset_env(key, params)
+        with jax.numpy_rank_promotion("allow"):
+            obs, env_state = self._reset_env(key, params)
         return self._state(obs, env_state, params)
 
     def step(
         self, state: JaxEnvState, action: Float[Array, " action_dim"], key: PRNGKey
     ) -> tuple[JaxEnvState, Reward, Done]:
         env_action = self.env_action(action, state.action_mask)
-        obs, env_state, reward, done = self._step_env(
-            key, state.env_state, env_action, state.env_params
-        )
+        with jax.numpy_rank_promotion("allow"):
+            obs, env_state, reward, done = self._step_env(
+                key, state.env_state, env_action, state.env_params
+            )
         reward = jnp.asarray(reward, jnp.float32)  # f32[], or f32[n_agents] (JaxMARL)
         return self._state(obs, env_state, state.env_params), reward, jnp.asarray(done, bool)
 
