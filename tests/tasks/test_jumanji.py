@@ -6,10 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from family_helpers import check_same_episodes
 
 from evolax.tasks import Jumanji
-
 from family_helpers import check_same_episodes
 
 jumanji = pytest.importorskip("jumanji")

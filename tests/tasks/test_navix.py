@@ -3,9 +3,9 @@
 import sys
 
 import pytest
-from family_helpers import check_same_episodes
 
 from evolax.tasks import Navix
+from family_helpers import check_same_episodes
 
 nx = pytest.importorskip("navix")
 
