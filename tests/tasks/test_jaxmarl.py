@@ -39,10 +39,11 @@ def test_reset_and_step_match_jaxmarl(name):
     np.testing.assert_allclose(state.obs, padded(ref_obs), rtol=1e-6)
     for t in range(1, task.max_steps + 3):
         actions = {
-            a: random_env_action(m, None, rng) for a, m in zip(env.agents, task.agent_actions)
+            a: random_env_action(m, None, rng)
+            for a, m in zip(env.agents, task.agent_actions, strict=True)
         }
         outputs = np.zeros((task.n_agents, *task.action_shape), np.float32)
-        for i, (agent, agent_map) in enumerate(zip(env.agents, task.agent_actions)):
+        for i, (agent, agent_map) in enumerate(zip(env.agents, task.agent_actions, strict=True)):
             outputs[i, : agent_map.action_shape[0]] = output_for(agent_map, actions[agent])
         ref_obs, ref_state, rewards, dones, _ = ref_step(keys[t], ref_state, actions)
         state, reward, done = step(state, jnp.asarray(outputs), keys[t])

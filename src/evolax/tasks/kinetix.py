@@ -79,8 +79,8 @@ class Kinetix(GymnaxStyleTask):
         max_steps: int | None = None,
         distribution: TaskDistribution | None = None,
     ):
-        environment = import_family("kinetix.environment", "kinetix", "Kinetix")
         check_env_name(env_name, list(ENV_NAMES), "Kinetix")
+        environment = import_family("kinetix.environment", "kinetix", "Kinetix")
         _, obs_name, action_name, _ = env_name.split("-")
         if levels:
             stacked, static_params, physics = load_levels(levels)
