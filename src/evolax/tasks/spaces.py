@@ -53,7 +53,8 @@ class ActionMap(eqx.Module):
     the allowed actions: ``bool[n]`` for ``Discrete``; for ``MultiDiscrete`` either one row
     per component, ``bool[len(nvec), max(nvec)]``, or a joint mask ``bool[*nvec]``, whose
     action is the allowed combination with the largest summed score (without a mask, the
-    same as the blocks' own ``argmax``).
+    same as the blocks' own ``argmax``); where the two shapes coincide (``nvec = (k, k)``)
+    the mask is read as joint.
 
     Build it with :meth:`from_space`; other spaces raise a ``TypeError``, a ``Box`` with an
     infinite bound a ``ValueError``. Its fields are static, so a task holding it stays
