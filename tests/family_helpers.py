@@ -3,6 +3,7 @@ and the family's own API, given the same keys and actions, play the same episode
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import equinox as eqx
@@ -102,3 +103,16 @@ def check_same_episodes(
         if bool(done):
             ends, start = ends + 1, True
     return ends
+
+
+def check_name_and_install_errors(monkeypatch, make, near_name, closest, modules, extra):
+    """``make(near_name)`` names ``closest`` among the closest registered names, and with
+    ``modules`` unimportable ``make(closest)`` says which extra installs the family."""
+    import pytest
+
+    with pytest.raises(ValueError, match=rf"did you mean .*'{closest}'"):
+        make(near_name)
+    for module in modules:
+        monkeypatch.setitem(sys.modules, module, None)  # `import module` now fails
+    with pytest.raises(ImportError, match=rf"pip install evolax\[{extra}\]"):
+        make(closest)

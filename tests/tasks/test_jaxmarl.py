@@ -1,14 +1,17 @@
 """The JaxMARL adapter (a multi-agent task) against JaxMARL's own episodes."""
 
-import sys
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from evolax.tasks import JaxMARL, MultiAgentTask
-from family_helpers import allow_ranks, output_for, random_env_action
+from family_helpers import (
+    allow_ranks,
+    check_name_and_install_errors,
+    output_for,
+    random_env_action,
+)
 
 jaxmarl = pytest.importorskip("jaxmarl")
 
@@ -60,8 +63,12 @@ def test_shapes_unknown_name_and_missing_package(monkeypatch):
     assert (task.n_agents, task.obs_shape, task.action_shape) == (3, (18,), (5,))
     with pytest.raises(ValueError, match="action must have shape"):
         task.env_action(jnp.zeros(5))
-    with pytest.raises(ValueError, match=r"did you mean 'MPE_simple_spread_v3'"):
-        JaxMARL("MPE_simple_spraed_v3")
-    monkeypatch.setitem(sys.modules, "jaxmarl", None)
-    with pytest.raises(ImportError, match=r"pip install evolax\[jaxmarl\]"):
-        JaxMARL("MPE_simple_spread_v3")
+    name = "MPE_simple_spread_v3"
+    check_name_and_install_errors(
+        monkeypatch,
+        JaxMARL,
+        "MPE_simple_spraed_v3",
+        name,
+        ["jaxmarl", "jaxmarl.registration"],
+        "jaxmarl",
+    )

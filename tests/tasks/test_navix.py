@@ -1,11 +1,9 @@
 """The NAVIX adapter against NAVIX's own episodes (same keys and actions)."""
 
-import sys
-
 import pytest
 
 from evolax.tasks import Navix
-from family_helpers import check_same_episodes
+from family_helpers import check_name_and_install_errors, check_same_episodes
 
 nx = pytest.importorskip("navix")
 
@@ -41,8 +39,6 @@ def test_reset_and_step_match_navix(name, make_kwargs):
 def test_shapes_unknown_name_and_missing_package(monkeypatch):
     task = Navix("Navix-Empty-5x5-v0")
     assert task.obs_shape == (75,) and task.action_shape == (7,) and task.max_steps == 100
-    with pytest.raises(ValueError, match=r"did you mean 'Navix-Empty-5x5-v0'"):
-        Navix("Navix-Empty-5x5")
-    monkeypatch.setitem(sys.modules, "navix", None)
-    with pytest.raises(ImportError, match=r"pip install evolax\[navix\]"):
-        Navix("Navix-Empty-5x5-v0")
+    check_name_and_install_errors(
+        monkeypatch, Navix, "Navix-Empty-5x5", "Navix-Empty-5x5-v0", ["navix"], "navix"
+    )

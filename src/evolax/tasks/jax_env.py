@@ -178,7 +178,7 @@ class JaxEnvTask(ConstructedTask):
             obs=self._observe(obs), env_state=env_state, env_params=params, action_mask=mask
         )
 
-    def env_action(self, action: Float[Array, " action_dim"], mask: Array | None = None) -> Array:
+    def env_action(self, action: Float[Array, " action_dim"], mask: Array | None = None) -> PyTree:
         """The family's action for a policy output (:class:`~evolax.tasks.spaces.ActionMap`)."""
         self.check_action(action)
         return self.actions(action, mask)

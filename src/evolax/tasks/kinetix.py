@@ -100,9 +100,9 @@ class Kinetix(GymnaxStyleTask):
             static_params,
             auto_reset=False,
         )
-        params = KinetixParams(physics=physics, level=None)
-        if levels:  # a placeholder level of the right structure, replaced every episode
-            params = params.replace(level=jax.tree.map(lambda leaf: leaf[0], stacked))
+        # with levels, a placeholder level of the right structure, replaced every episode
+        first = jax.tree.map(lambda leaf: leaf[0], stacked) if levels else None
+        params = KinetixParams(physics=physics, level=first)
         steps = int(physics.max_timesteps)
         space = env.action_space(physics)
         self._setup(env, env_name, params, space, steps, steps, distribution, None)
