@@ -4,7 +4,7 @@ an open-world survival game in JAX, with symbolic and pixel observations, and Cr
 
 from __future__ import annotations
 
-from evolax.tasks.distributions import TaskDistribution
+from evolax.tasks.distributions import Distribution
 from evolax.tasks.jax_env import GymnaxStyleTask, check_env_name, import_family
 
 ENV_NAMES = (
@@ -50,7 +50,7 @@ class Craftax(GymnaxStyleTask):
         self,
         env_name: str,
         max_steps: int | None = None,
-        distribution: TaskDistribution | None = None,
+        distribution: Distribution | None = None,
     ):
         module = import_family("craftax.craftax_env", "craftax", "Craftax")
         check_env_name(env_name, list(ENV_NAMES), "Craftax")

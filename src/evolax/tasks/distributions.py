@@ -98,3 +98,8 @@ class UniformParams(TaskDistribution):
             drawn = jax.random.uniform(k, old.shape, jnp.float32, low, high)
             values[name] = drawn.astype(old.dtype)
         return params.replace(**values)
+
+
+Distribution = ParamSet | UniformParams | TaskDistribution
+"""The annotation of a task's ``distribution``: the concrete distributions a configuration
+builds (by import path, ``evolax.tasks.distributions:UniformParams``), or any other."""

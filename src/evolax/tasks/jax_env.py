@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, PyTree
 
 from evolax.tasks.base import ConstructedTask
-from evolax.tasks.distributions import TaskDistribution
+from evolax.tasks.distributions import Distribution, TaskDistribution
 from evolax.tasks.spaces import ActionMap, EnvTaskState, flatten_obs
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
@@ -113,7 +113,7 @@ class JaxEnvTask(ConstructedTask):
     static_env: ByIdentity = eqx.field(static=True)
     env_name: str = eqx.field(static=True)
     env_params: PyTree
-    distribution: TaskDistribution | None
+    distribution: Distribution | None
     actions: ActionMap
     mask_field: str | None = eqx.field(static=True)
 
@@ -130,7 +130,7 @@ class JaxEnvTask(ConstructedTask):
         action_space: Any,
         max_steps: int | None,
         default_max_steps: int,
-        distribution: TaskDistribution | None,
+        distribution: Distribution | None,
         mask_field: str | None = "action_mask",
     ) -> None:
         """Set the fields: the shapes come from an abstract ``reset`` of the environment."""

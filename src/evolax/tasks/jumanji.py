@@ -8,7 +8,7 @@ from typing import Any
 
 from jaxtyping import Array, PyTree
 
-from evolax.tasks.distributions import TaskDistribution
+from evolax.tasks.distributions import Distribution
 from evolax.tasks.jax_env import JaxEnvTask, check_env_name, import_family
 from evolax.types import PRNGKey
 
@@ -57,7 +57,7 @@ class Jumanji(JaxEnvTask):
         self,
         env_name: str,
         max_steps: int | None = None,
-        distribution: TaskDistribution | None = None,
+        distribution: Distribution | None = None,
         **make_kwargs: Any,
     ):
         jumanji = import_family("jumanji", "jumanji", "Jumanji")

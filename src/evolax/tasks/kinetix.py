@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, PyTree
 
-from evolax.tasks.distributions import ParamSet, TaskDistribution
+from evolax.tasks.distributions import Distribution, ParamSet
 from evolax.tasks.jax_env import GymnaxStyleTask, check_env_name, import_family
 from evolax.types import PRNGKey
 
@@ -77,7 +77,7 @@ class Kinetix(GymnaxStyleTask):
         env_name: str,
         levels: tuple[str, ...] = (),
         max_steps: int | None = None,
-        distribution: TaskDistribution | None = None,
+        distribution: Distribution | None = None,
     ):
         check_env_name(env_name, list(ENV_NAMES), "Kinetix")
         environment = import_family("kinetix.environment", "kinetix", "Kinetix")

@@ -76,7 +76,7 @@ class ActionMap(eqx.Module):
         Craftax, NAVIX, JaxMARL) or Jumanji's ``DiscreteArray``, ``MultiDiscreteArray`` and
         ``BoundedArray`` specs (``owner`` names the adapter in errors)."""
         kind = type(space).__name__
-        dtype = np.dtype(space.dtype).name
+        dtype = np.dtype(getattr(space, "dtype", "int32")).name
         if kind in ("Discrete", "DiscreteArray"):
             n = int(space.n if kind == "Discrete" else space.num_values)
             return cls(True, (n,), tuple(space.shape), dtype)

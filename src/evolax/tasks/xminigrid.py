@@ -9,7 +9,7 @@ from typing import Any
 
 from jaxtyping import Array, PyTree
 
-from evolax.tasks.distributions import TaskDistribution
+from evolax.tasks.distributions import Distribution, TaskDistribution
 from evolax.tasks.jax_env import JaxEnvTask, check_env_name, import_family
 from evolax.tasks.spaces import ActionMap
 from evolax.types import PRNGKey
@@ -85,7 +85,7 @@ class XLandMiniGrid(JaxEnvTask):
         self,
         env_name: str,
         max_steps: int | None = None,
-        distribution: TaskDistribution | None = None,
+        distribution: Distribution | None = None,
         **make_kwargs: Any,
     ):
         xminigrid = import_family("xminigrid", "xminigrid", "XLandMiniGrid")
