@@ -44,8 +44,6 @@ class Craftax(GymnaxStyleTask):
         distribution: a task distribution over ``env_params``, or ``None``.
     """
 
-    family = "Craftax"
-
     def __init__(
         self,
         env_name: str,

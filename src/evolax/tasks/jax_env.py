@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import difflib
 import importlib
-from typing import Any, ClassVar
+from typing import Any
 
 import chex
 import equinox as eqx
@@ -107,8 +107,6 @@ class JaxEnvTask(ConstructedTask):
         actions: the map from policy outputs to the family's actions.
         mask_field: the observation field holding the action mask, or ``None``.
     """
-
-    family: ClassVar[str] = "JAX environment"
 
     static_env: ByIdentity = eqx.field(static=True)
     env_name: str = eqx.field(static=True)

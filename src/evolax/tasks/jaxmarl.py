@@ -56,8 +56,6 @@ class JaxMARL(JaxEnvTask, MultiAgentTask):
         **make_kwargs: passed to ``jaxmarl.make``.
     """
 
-    family = "JaxMARL"
-
     n_agents: int = eqx.field(static=True)
     agent_actions: tuple[ActionMap, ...]
 

@@ -51,8 +51,6 @@ class Jumanji(JaxEnvTask):
         **make_kwargs: passed to ``jumanji.make``.
     """
 
-    family = "Jumanji"
-
     def __init__(
         self,
         env_name: str,

@@ -70,8 +70,6 @@ class Kinetix(GymnaxStyleTask):
         distribution: a task distribution over :class:`KinetixParams`, or ``None``.
     """
 
-    family = "Kinetix"
-
     def __init__(
         self,
         env_name: str,

@@ -45,8 +45,6 @@ class Navix(JaxEnvTask):
         **make_kwargs: passed to ``navix.make``.
     """
 
-    family = "NAVIX"
-
     def __init__(self, env_name: str, max_steps: int | None = None, **make_kwargs: Any):
         navix = import_family("navix", "navix", "NAVIX")
         check_env_name(env_name, registered_envs(), "NAVIX")

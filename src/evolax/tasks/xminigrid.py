@@ -79,8 +79,6 @@ class XLandMiniGrid(JaxEnvTask):
         **make_kwargs: passed to ``xminigrid.make`` (e.g. ``view_size``).
     """
 
-    family = "XLand-MiniGrid"
-
     def __init__(
         self,
         env_name: str,
