@@ -290,7 +290,7 @@ def test_unsupported_action_spaces():
         def action_space(self, params=None):
             return spaces.Box(-jnp.inf, jnp.inf, (2,))
 
-    with pytest.raises(TypeError, match="Discrete and Box action spaces, got Tuple"):
+    with pytest.raises(TypeError, match="MultiDiscrete and Box action spaces, got Tuple"):
         GymnaxTask.from_env(TupleActions(), environment.EnvParams(max_steps_in_episode=5))
     with pytest.raises(ValueError, match="finite"):
         GymnaxTask.from_env(UnboundedBox(), environment.EnvParams(max_steps_in_episode=5))

@@ -6,6 +6,8 @@ from evolax.tasks.base import MultiAgentTask, Task
 from evolax.tasks.brax import Brax, BraxTaskState
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
 from evolax.tasks.clip import CLIPScorer
+from evolax.tasks.craftax import Craftax
+from evolax.tasks.distributions import ParamSet, TaskDistribution, UniformParams
 from evolax.tasks.double_pole import DoublePole, DoublePoleState
 from evolax.tasks.evojax import EvoJAXTask
 from evolax.tasks.feet_contact import FeetContact, FeetContactState
@@ -16,8 +18,13 @@ from evolax.tasks.image_approximation import (
     ImageApproximationState,
     load_target,
 )
+from evolax.tasks.jax_env import JaxEnvState, JaxEnvTask
+from evolax.tasks.jaxmarl import JaxMARL
+from evolax.tasks.jumanji import Jumanji
+from evolax.tasks.kinetix import Kinetix, KinetixParams
 from evolax.tasks.mnist import MNIST, MnistState
 from evolax.tasks.multi_agent_waterworld import MultiAgentWaterWorld
+from evolax.tasks.navix import Navix
 from evolax.tasks.playground import Playground, PlaygroundState
 from evolax.tasks.seq2seq import Seq2SeqAddition, Seq2SeqState
 from evolax.tasks.text import Arithmetic, Countdown, PromptTask, TextState, TextTask
@@ -25,6 +32,7 @@ from evolax.tasks.text_painting import TextGuidedPainting, TextGuidedPaintingSta
 from evolax.tasks.visual_discrimination import VisualDiscrimination, VisualDiscriminationState
 from evolax.tasks.waterworld import WaterWorld, WaterWorldState
 from evolax.tasks.wrapper import TaskWrapper
+from evolax.tasks.xminigrid import XLandMiniGrid, XLandRulesets
 from evolax.tasks.xor import XOR, XORState
 
 __all__ = [
@@ -36,6 +44,7 @@ __all__ = [
     "Brax",
     "BraxTaskState",
     "CLIPScorer",
+    "Craftax",
     "MNIST",
     "CartPoleState",
     "CartPoleSwingUp",
@@ -49,9 +58,17 @@ __all__ = [
     "GymnaxTaskState",
     "ImageApproximation",
     "ImageApproximationState",
+    "JaxEnvState",
+    "JaxEnvTask",
+    "JaxMARL",
+    "Jumanji",
+    "Kinetix",
+    "KinetixParams",
     "MnistState",
     "MultiAgentTask",
     "MultiAgentWaterWorld",
+    "Navix",
+    "ParamSet",
     "Playground",
     "PlaygroundState",
     "Seq2SeqAddition",
@@ -62,6 +79,10 @@ __all__ = [
     "TextTask",
     "Seq2SeqState",
     "Task",
+    "TaskDistribution",
+    "UniformParams",
+    "XLandMiniGrid",
+    "XLandRulesets",
     "TextGuidedPainting",
     "TextGuidedPaintingState",
     "WaterWorld",
@@ -87,6 +108,12 @@ REGISTRY = {
     "gymnax": GymnaxTask,  # gymnax:ENV, e.g. gymnax:Pendulum-v1
     "playground": Playground,  # playground:ENV, e.g. playground:CartpoleBalance
     "gymnasium": Gymnasium,  # gymnasium:ENV, e.g. gymnasium:HalfCheetah-v5 (on the host)
+    "jumanji": Jumanji,  # jumanji:ENV, e.g. jumanji:Snake-v1
+    "navix": Navix,  # navix:ENV, e.g. navix:Navix-Empty-5x5-v0
+    "xminigrid": XLandMiniGrid,  # xminigrid:ENV, e.g. xminigrid:MiniGrid-Empty-5x5
+    "craftax": Craftax,  # craftax:ENV, e.g. craftax:Craftax-Classic-Symbolic-v1
+    "jaxmarl": JaxMARL,  # jaxmarl:ENV, e.g. jaxmarl:MPE_simple_spread_v3 (multi-agent)
+    "kinetix": Kinetix,  # kinetix:ENV, e.g. kinetix:Kinetix-Symbolic-Continuous-v1
     "evojax": EvoJAXTask,
     "xor": XOR,
     "double_pole": DoublePole,

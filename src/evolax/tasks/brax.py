@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import math
@@ -17,6 +16,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from evolax.tasks.base import ConstructedTask
+from evolax.tasks.jax_env import check_env_name
 from evolax.tasks.spaces import EnvTaskState, flatten_obs
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
@@ -152,7 +152,7 @@ class Brax(BraxLikeTask[BraxTaskState]):
                 f"env_name must be the name of a Brax environment (str), got "
                 f"{type(env_name).__name__}"
             )
-        _check_env_name(env_name, registered_envs())
+        check_env_name(env_name, registered_envs(), "Brax")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         check_positive_int("max_steps", max_steps)
@@ -245,15 +245,3 @@ def _renderer(env: Any, height: int, width: int) -> Any:
             "or write Brax's HTML viewer instead (Brax.render_html, or a .html path for "
             "evolax.render.render_episode / `evolax render --out episode.html`)"
         ) from error
-
-
-def _check_env_name(name: str, registered: list[str], kind: str = "Brax") -> None:
-    """Raise a ``ValueError`` listing the registered names unless ``name`` is one."""
-    if name in registered:
-        return
-    close = difflib.get_close_matches(name, registered, n=3)
-    hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
-    raise ValueError(
-        f"env_name {name!r} is not a registered {kind} environment; {hint}available: "
-        f"{', '.join(map(repr, registered))}"
-    )

@@ -11,7 +11,8 @@ import chex
 import equinox as eqx
 import jax
 
-from evolax.tasks.brax import BraxLikeTask, _check_env_name
+from evolax.tasks.brax import BraxLikeTask
+from evolax.tasks.jax_env import check_env_name
 from evolax.tasks.spaces import EnvTaskState
 
 INSTALL_HINT = "pip install evolax[playground]"
@@ -86,7 +87,7 @@ class Playground(BraxLikeTask[PlaygroundState]):
         registry = _import_registry()
         if not isinstance(env_name, str):
             raise TypeError(f"env_name must be a Playground environment name, got {env_name!r}")
-        _check_env_name(env_name, registered_envs(), "Playground")
+        check_env_name(env_name, registered_envs(), "Playground")
         overrides = {"impl": "jax", **(config_overrides or {})}
         try:
             env = registry.load(env_name, config_overrides=overrides)
