@@ -24,7 +24,7 @@ FAMILIES = (
     "neat",
     "baselines",
 )
-TOP = {"base", "noise", "shaping", "stein", "unbatched", *FAMILIES}
+TOP = {"arguments", "base", "noise", "shaping", "stein", "unbatched", *FAMILIES}
 """What ``evolax.algorithms`` holds: the helpers every family uses, and the families."""
 
 

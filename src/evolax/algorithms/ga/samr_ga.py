@@ -19,6 +19,7 @@ from evolax.algorithms.ga.common import (
     log_spaced,
     unevaluated,
 )
+from evolax.algorithms.ga.common import check_ga_sizes as check_ga_sizes  # its old home
 from evolax.algorithms.ga.common import check_initial_stds as check_initial_stds
 from evolax.algorithms.ga.common import check_std_bounds as check_std_bounds
 from evolax.types import PRNGKey

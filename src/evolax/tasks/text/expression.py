@@ -10,13 +10,13 @@ from dataclasses import replace
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from evolax.tasks.text.common import ZERO
 
 OPEN, CLOSE = ord("("), ord(")")
-OPERATORS = jnp.array([ord("+"), ord("-"), ord("*"), ord("/")], jnp.int32)
-PRECEDENCE = {ord("+"): 1, ord("-"): 1, ord("*"): 2, ord("/"): 2}
+OPERATORS = np.array([ord("+"), ord("-"), ord("*"), ord("/")], np.int32)  # numpy: nothing at import
 
 
 @chex.dataclass(frozen=True)
