@@ -114,5 +114,5 @@ def check_name_and_install_errors(monkeypatch, make, near_name, closest, modules
         make(near_name)
     for module in modules:
         monkeypatch.setitem(sys.modules, module, None)  # `import module` now fails
-    with pytest.raises(ImportError, match=rf"pip install evolax\[{extra}\]"):
+    with pytest.raises(ImportError, match=rf"pip install 'evolax\[{extra}\]'"):
         make(closest)

@@ -148,7 +148,8 @@ CASES = [
     (
         ["train", "cartpole", *TINY, "--tensorboard", "--run-dir", "{files}/tb"],
         ["files", "no_tensorboardx"],
-        "TensorBoard logging needs tensorboardX: pip install 'evolax[tensorboard]'",
+        "TensorBoard logging needs the optional tensorboard package: "
+        "pip install 'evolax[tensorboard]'",
     ),
     (["train", "--resume", "{files}/empty"], ["files"], "is not an evolax run folder"),
     (

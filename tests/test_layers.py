@@ -38,6 +38,7 @@ LAYERS: list[list[str]] = [
         "evolax.host",
         "evolax.runlock",
         "evolax.lm",
+        "evolax.extras",
     ],
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],
     ["evolax.rollout", "evolax.render", "evolax.coco"],

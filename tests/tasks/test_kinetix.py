@@ -12,7 +12,7 @@ from evolax.tasks.kinetix import ENV_NAMES
 
 def test_missing_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "kinetix.environment", None)
-    with pytest.raises(ImportError, match=r"^Kinetix needs .*pip install evolax\[kinetix\]"):
+    with pytest.raises(ImportError, match=r"^Kinetix needs .*pip install 'evolax\[kinetix\]'"):
         Kinetix("Kinetix-Symbolic-Continuous-v1")
 
 

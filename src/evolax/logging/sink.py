@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import Any, Protocol
+
+from evolax.extras import require
 
 Row = dict[str, Any]
 
@@ -66,9 +67,4 @@ def require_loggers(names: Sequence[str]) -> None:
 
 def needs(module: str, tracker: str, extra: str) -> Any:
     """``module`` imported, or one line naming the extra that installs it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as error:
-        raise ImportError(
-            f"{tracker} logging needs {module}: pip install 'evolax[{extra}]'"
-        ) from error
+    return require(module, extra, f"{tracker} logging")

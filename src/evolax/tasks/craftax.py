@@ -4,8 +4,9 @@ an open-world survival game in JAX, with symbolic and pixel observations, and Cr
 
 from __future__ import annotations
 
+from evolax.extras import require
 from evolax.tasks.distributions import Distribution
-from evolax.tasks.jax_env import GymnaxStyleTask, check_env_name, import_family
+from evolax.tasks.jax_env import GymnaxStyleTask, check_env_name
 
 ENV_NAMES = (
     "Craftax-Classic-Pixels-v1",
@@ -50,7 +51,7 @@ class Craftax(GymnaxStyleTask):
         max_steps: int | None = None,
         distribution: Distribution | None = None,
     ):
-        module = import_family("craftax.craftax_env", "craftax", "Craftax")
+        module = require("craftax.craftax_env", "craftax", "Craftax")
         check_env_name(env_name, list(ENV_NAMES), "Craftax")
         env = module.make_craftax_env_from_name(env_name, auto_reset=False)
         params = env.default_params

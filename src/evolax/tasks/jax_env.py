@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import abc
 import difflib
-import importlib
 from typing import Any
 
 import chex
@@ -23,17 +22,6 @@ from evolax.tasks.distributions import Distribution, TaskDistribution
 from evolax.tasks.spaces import ActionMap, EnvTaskState, flatten_obs
 from evolax.types import Done, PRNGKey, Reward
 from evolax.validation import check_positive_int
-
-
-def import_family(module: str, extra: str, owner: str) -> Any:
-    """``import module``, or a one-line ``ImportError`` naming the extra that installs it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as error:
-        raise ImportError(
-            f"{owner} needs the optional {extra} package: pip install evolax[{extra}]; "
-            f"importing {module} failed with: {' '.join(str(error).split()) or repr(error)}"
-        ) from error
 
 
 def check_env_name(name: str, registered: list[str], kind: str) -> None:

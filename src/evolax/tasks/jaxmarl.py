@@ -11,8 +11,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, PyTree
 
+from evolax.extras import require
 from evolax.tasks.base import MultiAgentTask
-from evolax.tasks.jax_env import JaxEnvTask, check_env_name, import_family
+from evolax.tasks.jax_env import JaxEnvTask, check_env_name
 from evolax.tasks.spaces import ActionMap, flatten_obs
 from evolax.types import PRNGKey
 
@@ -22,7 +23,7 @@ DEFAULT_MAX_STEPS = 1000
 
 def registered_envs() -> list[str]:
     """The names of JaxMARL's environments (``jaxmarl.registration.registered_envs``)."""
-    return sorted(import_family("jaxmarl.registration", "jaxmarl", "JaxMARL").registered_envs)
+    return sorted(require("jaxmarl.registration", "jaxmarl", "JaxMARL").registered_envs)
 
 
 class JaxMARL(JaxEnvTask, MultiAgentTask):
@@ -60,7 +61,7 @@ class JaxMARL(JaxEnvTask, MultiAgentTask):
     agent_actions: tuple[ActionMap, ...]
 
     def __init__(self, env_name: str, max_steps: int | None = None, **make_kwargs: Any):
-        jaxmarl = import_family("jaxmarl", "jaxmarl", "JaxMARL")
+        jaxmarl = require("jaxmarl", "jaxmarl", "JaxMARL")
         check_env_name(env_name, registered_envs(), "JaxMARL")
         env = jaxmarl.make(env_name, **make_kwargs)
         self.n_agents = len(env.agents)

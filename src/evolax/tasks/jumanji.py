@@ -8,8 +8,9 @@ from typing import Any
 
 from jaxtyping import Array, PyTree
 
+from evolax.extras import require
 from evolax.tasks.distributions import Distribution
-from evolax.tasks.jax_env import JaxEnvTask, check_env_name, import_family
+from evolax.tasks.jax_env import JaxEnvTask, check_env_name
 from evolax.types import PRNGKey
 
 DEFAULT_MAX_STEPS = 1000
@@ -18,7 +19,7 @@ DEFAULT_MAX_STEPS = 1000
 
 def registered_envs() -> list[str]:
     """The names of Jumanji's environments (``jumanji.registered_environments()``)."""
-    return sorted(import_family("jumanji", "jumanji", "Jumanji").registered_environments())
+    return sorted(require("jumanji", "jumanji", "Jumanji").registered_environments())
 
 
 class Jumanji(JaxEnvTask):
@@ -58,7 +59,7 @@ class Jumanji(JaxEnvTask):
         distribution: Distribution | None = None,
         **make_kwargs: Any,
     ):
-        jumanji = import_family("jumanji", "jumanji", "Jumanji")
+        jumanji = require("jumanji", "jumanji", "Jumanji")
         check_env_name(env_name, registered_envs(), "Jumanji")
         if distribution is not None:
             raise ValueError(

@@ -11,8 +11,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, PyTree
 
+from evolax.extras import require
 from evolax.tasks.distributions import Distribution, ParamSet
-from evolax.tasks.jax_env import GymnaxStyleTask, check_env_name, import_family
+from evolax.tasks.jax_env import GymnaxStyleTask, check_env_name
 from evolax.types import PRNGKey
 
 OBSERVATIONS = {"Pixels": "PIXELS", "Symbolic": "SYMBOLIC_FLAT", "Entity": "SYMBOLIC_ENTITY"}
@@ -35,7 +36,7 @@ def load_levels(files: tuple[str, ...] | list[str]) -> tuple[PyTree, Any, Any]:
     """Kinetix level files (``"s/h1_thrust_over_ball.json"``, relative to Kinetix's levels or
     absolute) stacked on a leading axis, with the first file's static and physics parameters:
     ``(levels, static_env_params, env_params)``."""
-    saving = import_family("kinetix.util.saving", "kinetix", "Kinetix")
+    saving = require("kinetix.util.saving", "kinetix", "Kinetix")
     if not files:
         raise ValueError("files must name at least one Kinetix level file")
     loaded = [saving.load_from_json_file(name) for name in files]
@@ -78,7 +79,7 @@ class Kinetix(GymnaxStyleTask):
         distribution: Distribution | None = None,
     ):
         check_env_name(env_name, list(ENV_NAMES), "Kinetix")
-        environment = import_family("kinetix.environment", "kinetix", "Kinetix")
+        environment = require("kinetix.environment", "kinetix", "Kinetix")
         _, obs_name, action_name, _ = env_name.split("-")
         if levels:
             stacked, static_params, physics = load_levels(levels)
@@ -86,7 +87,7 @@ class Kinetix(GymnaxStyleTask):
             distribution = distribution or ParamSet(stacked, replace="level")
         else:
             static_params, physics = environment.StaticEnvParams(), environment.EnvParams()
-            ued = import_family("kinetix.environment.ued.ued", "kinetix", "Kinetix")
+            ued = require("kinetix.environment.ued.ued", "kinetix", "Kinetix")
             reset_fn = ued.make_reset_fn_sample_kinetix_level(physics, static_params)
         if max_steps is not None:  # Kinetix itself then ends the episode there
             physics = physics.replace(max_timesteps=max_steps)

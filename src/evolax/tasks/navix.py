@@ -7,7 +7,8 @@ from typing import Any
 
 from jaxtyping import Array, PyTree
 
-from evolax.tasks.jax_env import JaxEnvTask, check_env_name, import_family
+from evolax.extras import require
+from evolax.tasks.jax_env import JaxEnvTask, check_env_name
 from evolax.types import PRNGKey
 
 DEFAULT_MAX_STEPS = 100
@@ -16,7 +17,7 @@ DEFAULT_MAX_STEPS = 100
 
 def registered_envs() -> list[str]:
     """The names of NAVIX's environments (``navix.registry()``)."""
-    return sorted(import_family("navix", "navix", "NAVIX").registry())
+    return sorted(require("navix", "navix", "NAVIX").registry())
 
 
 class Navix(JaxEnvTask):
@@ -46,7 +47,7 @@ class Navix(JaxEnvTask):
     """
 
     def __init__(self, env_name: str, max_steps: int | None = None, **make_kwargs: Any):
-        navix = import_family("navix", "navix", "NAVIX")
+        navix = require("navix", "navix", "NAVIX")
         check_env_name(env_name, registered_envs(), "NAVIX")
         max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         env = navix.make(env_name, max_steps=max_steps, **make_kwargs)

@@ -9,15 +9,16 @@ from typing import Any
 
 from jaxtyping import Array, PyTree
 
+from evolax.extras import require
 from evolax.tasks.distributions import Distribution, TaskDistribution
-from evolax.tasks.jax_env import JaxEnvTask, check_env_name, import_family
+from evolax.tasks.jax_env import JaxEnvTask, check_env_name
 from evolax.tasks.spaces import ActionMap
 from evolax.types import PRNGKey
 
 
 def registered_envs() -> list[str]:
     """The names of XLand-MiniGrid's environments (``xminigrid.registered_environments()``)."""
-    module = import_family("xminigrid", "xminigrid", "XLandMiniGrid")
+    module = require("xminigrid", "xminigrid", "XLandMiniGrid")
     return sorted(module.registered_environments())
 
 
@@ -86,7 +87,7 @@ class XLandMiniGrid(JaxEnvTask):
         distribution: Distribution | None = None,
         **make_kwargs: Any,
     ):
-        xminigrid = import_family("xminigrid", "xminigrid", "XLandMiniGrid")
+        xminigrid = require("xminigrid", "xminigrid", "XLandMiniGrid")
         check_env_name(env_name, registered_envs(), "XLand-MiniGrid")
         env, params = xminigrid.make(env_name, **make_kwargs)
         if max_steps is not None:  # XLand itself truncates, and scales its reward by it
