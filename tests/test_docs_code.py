@@ -43,6 +43,11 @@ SKIPPED = {
         "host workers stepping MuJoCo for minutes (tests/tasks/test_gymnasium.py runs them)",
     ),
     ("docs/scaling.md", "must run before JAX starts its backends, which the test process has done"),
+    (
+        "docs/environments.md",
+        "xminigrid downloads the benchmark's rulesets (tests/tasks/test_xminigrid.py builds one "
+        "in place)",
+    ),
     ("docs/text_painting.md", "downloads CLIP's weights from the Hugging Face hub"),
     (
         "docs/text_painting.md",

@@ -88,7 +88,11 @@ def compiled(fn: F) -> F:
             if len(programs) > _MAX_PROGRAMS:
                 del programs[next(iter(programs))]
         program, out = entry
-        result = program(*arrays)
+        try:
+            result = program(*arrays)
+        except (ValueError, TypeError) as error:  # a check of ours, raised while tracing
+            _one_line(error)
+            raise
         if not out[1]:  # every output leaf is an array
             return jax.tree_util.tree_unflatten(out[0], result)
         filled = iter(result)
@@ -156,6 +160,14 @@ jax.tree_util.register_pytree_node(
     lambda bound: ((bound.__self__,), bound.__func__),
     lambda func, children: BoundCompiled(func, children[0]),
 )
+
+
+def _one_line(error: BaseException) -> None:
+    """Drop the note JAX adds to an error raised while it traced (its frames were filtered):
+    a user's mistake stays the one line our check wrote, as when called outside ``jit``."""
+    notes = getattr(error, "__notes__", None)
+    if notes:
+        notes[:] = [n for n in notes if "JAX has removed its internal frames" not in n]
 
 
 def _program(fn: Callable, treedef: Any, leaves: list) -> tuple[Callable, list]:

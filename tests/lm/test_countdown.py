@@ -58,7 +58,7 @@ def test_malformed_expressions_are_refused():
 
 
 def test_problems_are_solvable_and_the_rewards_check_the_rules():
-    task = Countdown(n_numbers=3, max_number=9, batch_size=64, completion_len=16, reward="shaped")
+    task = Countdown(n_numbers=3, max_number=9, batch_size=16, completion_len=16, reward="shaped")
     state = task.reset(jax.random.key(0))
     prompts = [BYTES.decode(p) for p in state.obs]
     numbers = [[int(x) for x in p.split("->")[0].split(",")] for p in prompts]

@@ -44,7 +44,13 @@ def reference(tie: bool, kv_heads: int, seed: int = 0):
         return config, transformers.FlaxLlamaForCausalLM(config, seed=seed)
 
 
-@pytest.mark.parametrize(("tie", "kv_heads"), [(False, 2), (True, 4), (False, 1)])
+SLOW = pytest.mark.slow  # the other cases of a parametrised check: nox -s slow
+
+
+@pytest.mark.parametrize(
+    ("tie", "kv_heads"),
+    [(False, 2), pytest.param(True, 4, marks=SLOW), pytest.param(False, 1, marks=SLOW)],
+)
 def test_logits_equal_transformers_flax_llama(tie, kv_heads):
     hf_config, model = reference(tie, kv_heads)
     if tie:  # transformers' Flax Llama ignores tie_word_embeddings: tie its head by hand
@@ -74,7 +80,7 @@ def test_the_kv_cache_gives_the_logits_of_the_whole_sequence():
     np.testing.assert_allclose(np.concatenate(pieces), whole, atol=1e-6)
 
 
-@pytest.mark.parametrize("temperature", [0.0, 1.5])
+@pytest.mark.parametrize("temperature", [0.0, pytest.param(1.5, marks=SLOW)])
 def test_decoding_with_and_without_the_cache_gives_the_same_tokens(temperature):
     key = jax.random.key(7)
     cached = generate(CONFIG, PARAMS, TOKENS[:5], 12, key, temperature)
@@ -119,7 +125,7 @@ def test_a_low_rank_member_runs_inside_the_forward_pass():
     )
 
 
-@pytest.mark.parametrize("tie", [False, True])
+@pytest.mark.parametrize("tie", [False, pytest.param(True, marks=SLOW)])
 def test_weights_round_trip_through_transformers(tmp_path, tie):
     """Ours written in PyTorch's layout load into transformers' model with the same logits;
     transformers' own save (Flax layout) loads into ours with the same logits."""

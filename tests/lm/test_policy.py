@@ -101,7 +101,10 @@ def test_a_policy_starts_from_a_checkpoint(tmp_path):
     assert jax.tree.all(jax.tree.map(lambda x, y: bool(jnp.all(x == y)), loaded, params))
 
 
-@pytest.mark.parametrize("algorithm", [LowRankES(pop_size=8, rank=2), OpenES(pop_size=8)])
+@pytest.mark.parametrize(
+    "algorithm",
+    [LowRankES(pop_size=8, rank=2), pytest.param(OpenES(pop_size=8), marks=pytest.mark.slow)],
+)
 def test_a_seeded_population_trains_in_one_compiled_step(algorithm):
     task = Arithmetic(n_digits=1, batch_size=4, completion_len=3)
     trainer = Trainer(
