@@ -29,13 +29,15 @@ WELL_FORMED = [
 BROKEN = ["2*(3", "2*3)", "2(3)", "(1)(2)", "1+", "*2", "", "()"]
 
 
-def tokens(texts: list[str], length: int = 24) -> jnp.ndarray:
-    rows = [BYTES.encode(t) + [BYTES.eos_id] * (length - len(t)) for t in texts]
-    return jnp.asarray(rows, jnp.int32)
+def tokens(texts: list[str], length: int = 24, rows: int = 16) -> jnp.ndarray:
+    """The texts as completions, repeated to ``rows`` rows (one shape: one compilation)."""
+    texts = [texts[i % len(texts)] for i in range(rows)]
+    ids = [BYTES.encode(t) + [BYTES.eos_id] * (length - len(t)) for t in texts]
+    return jnp.asarray(ids, jnp.int32)
 
 
 def test_expressions_evaluate_as_python_does():
-    value, numbers, n, ok = EVALUATE(tokens(WELL_FORMED))
+    value, numbers, n, ok = (x[: len(WELL_FORMED)] for x in EVALUATE(tokens(WELL_FORMED)))
     assert bool(jnp.all(ok))
     np.testing.assert_allclose(value, [eval(e) for e in WELL_FORMED], rtol=1e-6)
     for expression, row, count in zip(WELL_FORMED, numbers, n, strict=True):
@@ -87,8 +89,8 @@ def test_problems_are_solvable_and_the_rewards_check_the_rules():
         f"({ns[0]}+{ns[1]}": 0.0,  # unbalanced
         "hello": 0.0,
     }
-    got = task.check(tokens(list(cases), 16), jnp.tile(state.answers[:1], (len(cases), 1)))
-    np.testing.assert_allclose(got, list(cases.values()))
+    got = task.check(tokens(list(cases), 16), jnp.tile(state.answers[:1], (16, 1)))
+    np.testing.assert_allclose(got[: len(cases)], list(cases.values()))
 
 
 def test_bad_settings_fail_in_one_line():
