@@ -107,16 +107,18 @@ def time_workers(
     rounds: int,
     infos: dict[str, dict] | None = None,
     elsewhere: dict[str, Path] | None = None,
+    environments: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, list[float]]:
     """Start ``python script *args`` per worker name; return its seconds/gen of every round
     (and put what each worker's ``serve`` sent in ``infos``, if given). A worker named in
     ``elsewhere`` imports evolax from another checkout's ``src/``, to time one version of
-    evolax against another in the same run."""
-    elsewhere = elsewhere or {}
+    evolax against another in the same run; one named in ``environments`` starts with those
+    variables set too."""
+    elsewhere, environments = elsewhere or {}, environments or {}
     processes = {}
     try:
         for name, args in workers.items():  # one at a time: warm-ups do not share the cores
-            env = dict(os.environ)
+            env = dict(os.environ) | environments.get(name, {})
             if name in elsewhere:
                 env["PYTHONPATH"] = str(elsewhere[name] / "src")
             process = processes[name] = subprocess.Popen(
@@ -172,9 +174,17 @@ def summary(times: dict[str, list[float]]) -> dict[str, float]:
 
 
 def speed_table(rows: list[dict]) -> str:
-    """The docs' table of a side-by-side run: one line per worker, its seconds per generation."""
-    lines = ["| library | s / generation |", "|---|---|"]
-    lines += [f"| {row['library']} | {row['seconds_per_generation']:.3f} |" for row in rows]
+    """The docs' table of a side-by-side run: one line per worker, its seconds per generation
+    (and, where the rows have it, its speed-up over the baseline library)."""
+    if not all("speedup" in row for row in rows):
+        lines = ["| library | s / generation |", "|---|---|"]
+        lines += [f"| {row['library']} | {row['seconds_per_generation']:.3f} |" for row in rows]
+        return "\n".join(lines)
+    lines = ["| library | s / generation | speed-up over the baseline |", "|---|---|---|"]
+    lines += [
+        f"| {row['library']} | {row['seconds_per_generation']:.3f} | {row['speedup']:.1f}x |"
+        for row in rows
+    ]
     return "\n".join(lines)
 
 
@@ -201,7 +211,12 @@ def report(
     baseline_best = min(per_gen[name] for name in counted)
     ratio = baseline_best / evolax_best
     rows = [
-        {"worker": name, "library": labels[name], "seconds_per_generation": seconds}
+        {
+            "worker": name,
+            "library": labels[name],
+            "seconds_per_generation": seconds,
+            "speedup": baseline_best / seconds,
+        }
         for name, seconds in per_gen.items()
     ]
     write_results(

@@ -28,21 +28,25 @@ def test_chunk_candidates_are_divisors_near_powers_of_four():
 
 def test_start_chunk_reads_the_cost_model_on_cpu_only():
     chunks = [1, 4, 16, 64]
-    assert start_chunk(chunks, 2**20, "cpu") == 3  # 64 MiB for all: the whole population
-    assert start_chunk(chunks, 2**25, "cpu") == 2  # 32 MiB each: groups of 16 (512 MiB)
-    assert start_chunk(chunks, 2**30, "cpu") == 0
+    assert start_chunk(chunks, 2**15, "cpu") == 3  # 2 MiB for all: the whole population
+    assert start_chunk(chunks, 2**17, "cpu") == 2  # 128 KiB each: groups of 16 (2 MiB)
+    assert start_chunk(chunks, 2**22, "cpu") == 0
     assert start_chunk(chunks, float("inf"), "cpu") == 0
     assert start_chunk(chunks, 2**30, "gpu") == 3  # accelerators start at the whole population
 
 
-def _search(cost, options, start, budget=1e9):
+def _search(cost, options, start, budget=1e9, min_seconds=0.0, clock=None):
     measured = []
 
     def compile(layout):
         measured.append(layout)
         return lambda: cost[layout]
 
-    return choose(compile, options, start, budget_generations=budget), measured
+    kwargs = {} if clock is None else {"clock": clock}
+    choice = choose(
+        compile, options, start, budget_generations=budget, min_budget_seconds=min_seconds, **kwargs
+    )
+    return choice, measured
 
 
 def test_choose_walks_to_the_fastest_group_and_compares_device_counts():
@@ -66,6 +70,19 @@ def test_choose_stops_when_the_budget_is_spent():
     choice, measured = _search(cost, options, 0, budget=0.0)
     assert measured == [Layout(1, 1)] and choice.layout == Layout(1, 1)
     choice, measured = _search(cost, options, 0)
+    assert choice.layout == Layout(1, 64) and len(measured) == 4
+
+
+def test_choose_may_always_spend_its_minimum_budget():
+    """Short generations (1 s here) whose budget of generations a candidate's compilation (2 s
+    on this clock) spends at once still get the rounds the minimum budget pays for."""
+    options = [(1, [1, 4, 16, 64])]
+    cost = {Layout(1, c): t for c, t in zip([1, 4, 16, 64], [4.0, 3.0, 2.0, 1.0], strict=True)}
+    ticks = iter(range(0, 1000, 2))  # every reading of the clock: 2 s later
+    clock = lambda: float(next(ticks))  # noqa: E731
+    _, measured = _search(cost, options, 0, budget=1.0, min_seconds=0.0, clock=clock)
+    assert measured == [Layout(1, 1)]
+    choice, measured = _search(cost, options, 0, budget=1.0, min_seconds=60.0, clock=clock)
     assert choice.layout == Layout(1, 64) and len(measured) == 4
 
 

@@ -5,14 +5,15 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import jax
 import numpy as np
 import pytest
 
-from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
-from evolax.sharding import even_split, population_mesh, request_cpu_devices, split_axis
+from evolax import MLP, PGPE, CartPoleSwingUp, Trainer, sharding
+from evolax.sharding import CPU_DEVICES_ENV, even_split, population_mesh, split_axis
 
 
 def eight_devices(*args):
@@ -100,14 +101,46 @@ def test_one_device_mesh_equals_no_mesh(key):
     )
 
 
-def test_request_cpu_devices_respects_an_explicit_setting(monkeypatch):
+@pytest.fixture
+def fresh_jax(monkeypatch):
+    """JAX as before its first computation, the device counts it is asked for recorded."""
+    asked = []
+    monkeypatch.setattr(sharding, "_jax_started", lambda: False)
+    monkeypatch.setattr(jax.config, "update", lambda name, value: asked.append((name, value)))
     monkeypatch.delenv("XLA_FLAGS", raising=False)
-    assert request_cpu_devices(2)
-    assert os.environ["XLA_FLAGS"] == "--xla_force_host_platform_device_count=2"
+    return asked
+
+
+def test_importing_evolax_asks_for_a_device_per_core(fresh_jax, monkeypatch):
+    monkeypatch.setattr(sharding, "cpu_cores", lambda: 4)
+    assert sharding.arrange_cpu_devices({}) == 4
+    assert sharding.arrange_cpu_devices({CPU_DEVICES_ENV: "3"}) == 3
+    assert sharding.arrange_cpu_devices({CPU_DEVICES_ENV: "1"}) is None  # JAX's own one
+    assert fresh_jax == [("jax_num_cpu_devices", 4), ("jax_num_cpu_devices", 3)]
+    with pytest.raises(ValueError, match="EVOLAX_CPU_DEVICES must be a positive number"):
+        sharding.arrange_cpu_devices({CPU_DEVICES_ENV: "0"})
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=8 --other")
-    assert not request_cpu_devices(2)
+    assert sharding.arrange_cpu_devices({}) is None  # the user's count stays
+    assert len(fresh_jax) == 2
+
+
+def test_a_started_jax_on_one_device_of_several_cores_is_told_once(monkeypatch):
+    monkeypatch.setattr(sharding, "_jax_started", lambda: True)
+    monkeypatch.setattr(sharding, "cpu_cores", lambda: 4)
+    monkeypatch.setattr(jax, "device_count", lambda: 1)
+    with pytest.warns(UserWarning, match="JAX ran a computation before evolax was imported"):
+        assert sharding.arrange_cpu_devices({}) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the user asked for one: nothing to say
+        assert sharding.arrange_cpu_devices({CPU_DEVICES_ENV: "1"}) is None
+
+
+def test_request_cpu_devices_respects_an_explicit_setting(fresh_jax, monkeypatch):
+    assert sharding.request_cpu_devices(1)  # one device for all cores, as the user asked
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=8 --other")
+    assert not sharding.request_cpu_devices(2)
     assert os.environ["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8 --other"
-    assert not request_cpu_devices(1)
+    assert fresh_jax == [("jax_num_cpu_devices", 1)]
 
 
 def test_split_axis_prefers_the_population_then_the_episodes():

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+from evolax.sharding import cpu_cores
 from evolax.xla_cpu import VECTOR_WIDTH_FLAG, has_avx512, prefer_wide_vectors
 
 AVX512 = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma avx512f avx512dq avx512bw\n"
@@ -35,13 +36,9 @@ def test_an_explicit_width_wins():
     assert environ["XLA_FLAGS"] == f"{VECTOR_WIDTH_FLAG}=256"
 
 
-def test_importing_evolax_sets_the_width_before_jax_starts():
-    # the flag only works if no backend has started: use_cpu_cores after the import proves it
-    code = (
-        "import os, evolax, jax\n"
-        "evolax.use_cpu_cores(2)\n"
-        "print(len(jax.devices()), os.environ.get('XLA_FLAGS', ''))\n"
-    )
+def test_importing_evolax_sets_the_width_and_the_devices_before_jax_starts():
+    # both only work if no backend has started: a device per core proves it
+    code = "import os, evolax, jax\nprint(len(jax.devices()), os.environ.get('XLA_FLAGS', ''))\n"
     # a bare environment, but for where evolax may be installed (PYTHONPATH)
     env = {"PATH": "", "JAX_PLATFORMS": "cpu"} | {
         k: v for k, v in os.environ.items() if k == "PYTHONPATH"
@@ -50,5 +47,5 @@ def test_importing_evolax_sets_the_width_before_jax_starts():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     ).stdout.split(maxsplit=1)
     devices, flags = out[0], out[1] if len(out) > 1 else ""
-    assert devices == "2"
+    assert int(devices) == cpu_cores()
     assert (f"{VECTOR_WIDTH_FLAG}=512" in flags) == has_avx512()

@@ -135,7 +135,9 @@ from evolax.tasks import (
 from evolax.trainer import Trainer, TrainState
 from evolax.xla_cpu import prefer_wide_vectors
 
-prefer_wide_vectors()  # takes effect when evolax is imported before JAX's first computation
+# both take effect when evolax is imported before JAX's first computation
+prefer_wide_vectors()
+sharding.arrange_cpu_devices()
 
 __version__ = "0.1.0"
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
@@ -23,6 +24,8 @@ from jax.sharding import Mesh
 
 POP_AXIS = "pop"
 _DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"
+#: The number of CPU devices importing evolax gives JAX (``1``: JAX's own single device).
+CPU_DEVICES_ENV = "EVOLAX_CPU_DEVICES"
 
 
 def population_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
@@ -78,9 +81,57 @@ def default_mesh(
     return population_mesh(available[:best]) if best > 1 else None
 
 
+def cpu_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS tells it)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _count_in_xla_flags() -> bool:
+    return re.search(rf"{_DEVICE_COUNT_FLAG}=\d+", os.environ.get("XLA_FLAGS", "")) is not None
+
+
+def _jax_started() -> bool:
+    from jax._src import xla_bridge  # JAX has no public test for it
+
+    return xla_bridge.backends_are_initialized()
+
+
+def arrange_cpu_devices(environ: Mapping[str, str] = os.environ) -> int | None:
+    """What importing evolax does: give JAX one CPU device per core, so that a trainer splits
+    its population over the cores with no setting (on 2 cores cart-pole's generation is
+    2-3x faster than on one device, ``docs/results/cartpole_speed.md``).
+
+    ``EVOLAX_CPU_DEVICES=N`` asks for ``N`` devices instead (``1``: JAX's single device). A
+    count the user gave JAX (``XLA_FLAGS``' ``--xla_force_host_platform_device_count``,
+    ``JAX_NUM_CPU_DEVICES``) is left alone, and :func:`use_cpu_cores` may still change it
+    until JAX's first computation. Accelerators are unaffected. Where JAX has already run a
+    computation on its one CPU device of several cores, a warning says so (once: Python
+    imports a module once). Returns the number of devices asked for, ``None`` if none.
+    """
+    wanted = environ.get(CPU_DEVICES_ENV, "").strip()
+    if wanted and not (wanted.isdigit() and int(wanted) >= 1):
+        raise ValueError(f"{CPU_DEVICES_ENV} must be a positive number of devices, got {wanted!r}")
+    n = int(wanted) if wanted else cpu_cores()
+    if _jax_started():
+        if not wanted and n > 1 and jax.default_backend() == "cpu" and jax.device_count() == 1:
+            warnings.warn(
+                f"JAX ran a computation before evolax was imported, so it has one CPU device "
+                f"for the {n} cores here and a trainer evaluates on one core: import evolax "
+                "first, or call evolax.use_cpu_cores() before JAX's first computation",
+                stacklevel=3,
+            )
+        return None
+    if n == 1 or _count_in_xla_flags() or jax.config.jax_num_cpu_devices >= 0:
+        return None
+    jax.config.update("jax_num_cpu_devices", n)
+    return n
+
+
 def use_cpu_cores(n: int | None = None) -> int:
-    """Give JAX one CPU device per core (or ``n``), so a trainer splits its population over
-    the cores: call it once, before the first JAX computation (right after the imports).
+    """Give JAX ``n`` CPU devices (default: one per core), so a trainer splits its population
+    over them: call it before the first JAX computation (right after the imports). Importing
+    evolax already asks for one per core (:func:`arrange_cpu_devices`); this call changes
+    the count, or asks where the import could not.
 
     A device count already set in ``XLA_FLAGS`` (``--xla_force_host_platform_device_count``)
     is left alone. Accelerators are unaffected. Returns the number of CPU devices asked for.
@@ -88,7 +139,7 @@ def use_cpu_cores(n: int | None = None) -> int:
     Raises:
         RuntimeError: JAX has already run a computation (its devices are fixed by then).
     """
-    n = (os.cpu_count() or 1) if n is None else n
+    n = cpu_cores() if n is None else n
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive number of CPU devices, got {n!r}")
     match = re.search(rf"{_DEVICE_COUNT_FLAG}=(\d+)", os.environ.get("XLA_FLAGS", ""))
@@ -105,15 +156,12 @@ def use_cpu_cores(n: int | None = None) -> int:
 
 
 def request_cpu_devices(n: int) -> bool:
-    """Ask XLA for ``n`` CPU devices (one per core) so populations can be split across cores.
-
-    Must run before JAX initialises its backends. Leaves an explicit user setting of the device
-    count in ``XLA_FLAGS`` alone. Returns whether the request was made.
-    """
-    flags = os.environ.get("XLA_FLAGS", "")
-    if re.search(rf"{_DEVICE_COUNT_FLAG}=\d+", flags) or n <= 1:
+    """Ask JAX for ``n`` CPU devices (``1``: one for all cores), as :func:`use_cpu_cores` does,
+    where JAX has not started yet and ``XLA_FLAGS`` sets no count of its own (the command line's
+    ``run.cpu_devices``). Returns whether the request was made."""
+    if _count_in_xla_flags() or _jax_started():
         return False
-    os.environ["XLA_FLAGS"] = f"{flags} {_DEVICE_COUNT_FLAG}={n}".strip()
+    jax.config.update("jax_num_cpu_devices", n)
     return True
 
 

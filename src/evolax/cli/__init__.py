@@ -7,7 +7,6 @@ own (:mod:`~evolax.cli.train`, ...) whose ``command(args)`` runs it; :func:`main
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -17,7 +16,6 @@ from evolax.cli import eval as eval_
 from evolax.cli.bench import bench_algorithms
 from evolax.cli.common import EVAL_STREAM, fail, one_line_warning, print_if
 from evolax.cli.parser import SHORTHANDS, parse_args
-from evolax.sharding import request_cpu_devices
 
 __all__ = ["EVAL_STREAM", "SHORTHANDS", "bench_algorithms", "main", "parse_args", "print_if"]
 
@@ -25,10 +23,6 @@ __all__ = ["EVAL_STREAM", "SHORTHANDS", "bench_algorithms", "main", "parse_args"
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evolax`` command."""
     args = parse_args(argv)
-    if args.command != "train":  # `train` requests its configuration's CPU devices itself
-        # One XLA CPU device per core, so that the population can be split across cores (JAX
-        # has not initialised its backends yet; an explicit device count in XLA_FLAGS wins).
-        request_cpu_devices(os.cpu_count() or 1)
     commands = {
         "train": train.command,
         "eval": eval_.command,

@@ -85,8 +85,10 @@ def command(args: argparse.Namespace) -> int:
         name = f"{label}-{config['algorithm']['name']}-{which}".replace(":", "_")
         run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
         check_run_dir(run_dir)
-    # JAX has not initialised its backends yet: request the CPU devices, then join the run
-    request_cpu_devices(run.cpu_devices or os.cpu_count() or 1)
+    # JAX has not initialised its backends yet: the CPU devices asked for (importing evolax
+    # asked for one per core), then join the run
+    if run.cpu_devices:
+        request_cpu_devices(run.cpu_devices)
     distributed = initialize_distributed(args.coordinator, args.num_processes, args.process_id)
     # one writer per run folder, refused at once if another process holds it
     lock = RunLock(run_dir) if jax.process_index() == 0 else None

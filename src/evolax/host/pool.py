@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from evolax.host.envs import GymnasiumSpec
+from evolax.sharding import cpu_cores
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 """The script each worker process runs."""
@@ -186,7 +187,7 @@ def close_pools() -> None:
 
 def default_workers() -> int:
     """The cores this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cpu_cores()
 
 
 atexit.register(close_pools)

@@ -44,11 +44,18 @@ if TYPE_CHECKING:
 #: tuning past this many estimated generations of the best layout so far. Half of 10% of a
 #: 100-generation run, since the estimates (stand-in individuals, one call) run high.
 BUDGET_GENERATIONS = 5.0
+#: ...but tuning may always take this long: a candidate's compilation (1-3 s on a CPU)
+#: costs more than five short generations, and a choice is made once per shape on a machine
+#: (it is cached). Cart-pole's generation takes 0.05 s on 2 cores, and the group
+#: sizes one round apart differ by up to 3x there.
+MIN_BUDGET_SECONDS = 8.0
 #: On a CPU the search starts at the largest group whose one step reads at most this many
-#: bytes (XLA's cost analysis); on accelerators it starts at the whole population. Set from
-#: the presets on 2 cores: the best groups read 15 MB (cart-pole), 300 MB (painting) and
-#: 6 GB for one (MNIST).
-START_BYTES = 2**29
+#: bytes (XLA's cost analysis); on accelerators it starts at the whole population. Set on a
+#: 2-core Intel Xeon (2026-12-05): cart-pole's best groups read 0.4-2 MB a step (4-16
+#: individuals of EvoJAX's MLP, 2-3x faster than the whole population), about what a core's
+#: L2 cache holds; larger programs' best groups (painting, MNIST) are found by the search's
+#: rounds up, which their long generations pay for.
+START_BYTES = 2**21
 #: Where lowering the starting program takes longer than this, nothing is measured: such a
 #: program (a Brax physics step, say) takes tens of seconds to compile, several times its
 #: lowering, so a candidate costs more than a short run could gain; the cost model's start is
@@ -60,6 +67,9 @@ CLOSE = 1.5
 #: A candidate's program evaluates groups of at least this many individuals in all, one group
 #: after another, so that what a call costs besides its groups is spread over several.
 MIN_INDIVIDUALS = 8
+#: The search's own version, part of every cached choice's signature: a change of how it
+#: searches (its start, its budget, its candidates) leaves earlier choices unused.
+SEARCH_VERSION = 2
 
 
 def chunk_candidates(units: int, group: int = 1) -> list[int]:
@@ -95,6 +105,7 @@ def choose(
     start: int,
     budget_generations: float = BUDGET_GENERATIONS,
     clock: Callable[[], float] = time.perf_counter,
+    min_budget_seconds: float = MIN_BUDGET_SECONDS,
 ) -> Choice:
     """The fastest layout found by a local search that measures as few candidates as it can.
 
@@ -102,9 +113,10 @@ def choose(
     round measures the unmeasured neighbours of the best layout so far (the next smaller and
     larger group on its devices, and the same group on the other device counts), until none
     is left or the next round would take tuning past ``budget_generations`` generations of
-    the best layout (a round costing what the rounds so far cost per candidate, times the
-    threads). A round's candidates compile in parallel threads and are timed one after
-    another: a first call each, and one more for those within :data:`CLOSE` of the best.
+    the best layout or ``min_budget_seconds``, whichever is longer (a round costing what the
+    rounds so far cost per candidate, times the threads). A round's candidates compile in
+    parallel threads and are timed one after another: a first call each, and one more for
+    those within :data:`CLOSE` of the best.
 
     Args:
         compile: compiles a layout's program, returning a function that runs it once and
@@ -114,6 +126,7 @@ def choose(
         start: the index of the first group size measured, in the first option's.
         budget_generations: see above.
         clock: seconds now, for the budget (``compile``'s timers have their own).
+        min_budget_seconds: see above.
 
     Returns:
         the :class:`Choice`.
@@ -135,7 +148,7 @@ def choose(
             best = min(timings, key=timings.__getitem__)
             spent = clock() - begin
             per_round = spent / len(timings) * workers  # a round of `workers` candidates
-            if spent + per_round > budget_generations * timings[best]:
+            if spent + per_round > max(budget_generations * timings[best], min_budget_seconds):
                 break
             sizes = chunks[best.devices]
             i = sizes.index(best.pop_chunk)
@@ -252,7 +265,7 @@ def signature(*trees: Any) -> str:
     leaves, treedef = jax.tree.flatten(trees)
     avals = [(tuple(x.shape), str(x.dtype)) if hasattr(x, "shape") else x for x in leaves]
     devices = [(d.platform, d.device_kind, d.process_index) for d in jax.devices()]
-    text = repr((treedef, avals, devices, jax.__version__, _version()))
+    text = repr((treedef, avals, devices, jax.__version__, _version(), SEARCH_VERSION))
     text = re.sub(r" at 0x[0-9a-fA-F]+", "", text)  # addresses of functions and objects
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -433,11 +446,12 @@ def choose_layout(
         # the whole share's program (the search's likely start): its size, bytes per
         # individual by XLA's cost analysis
         begin = clock()
-        lowered, _, n_eval = program(Layout(devices, chunks[-1]), 1)
+        lowered, _, _ = program(Layout(devices, chunks[-1]), 1)
         worth = clock() - begin <= MAX_LOWERING_SECONDS
         if platform != "cpu":
             return len(chunks) - 1, worth
-        return start_chunk(chunks, step_bytes(lowered) / n_eval, platform), worth
+        # the program is one device's: bytes per individual of a device's group
+        return start_chunk(chunks, step_bytes(lowered) / chunks[-1], platform), worth
 
     def what() -> str:
         return signature(
