@@ -50,7 +50,7 @@ run() {  # run NAME SECONDS COMMAND...: a failing or slow benchmark costs its ro
     fi
 }
 rm -f "$RESULTS/accelerator_failed.txt"
-# limits: 15 minutes in all if every benchmark runs to its limit (about 11 as measured); ONLY
+# limits: 17 minutes in all if every benchmark runs to its limit (about 11 as measured); ONLY
 # (names separated by spaces) runs those rows alone, to split it over shorter calls
 run cartpole 85 python3 benchmarks/cartpole_speed.py --generations 10 --rounds 2
 if [ -n "${EVOLAX_DATA_DIR:-}" ] && [ -d "$EVOLAX_DATA_DIR/mnist" ]; then
@@ -78,5 +78,9 @@ if [ -n "${EVOLAX_DATA_DIR:-}" ] && [ -d "$EVOLAX_DATA_DIR/mnist" ]; then
 fi
 if python3 -c "import jax, sys; sys.exit(jax.device_count() < 2)"; then
     run scaling 60 python3 benchmarks/scaling.py --generations 20
+fi
+# the fused rollout (a Pallas kernel compiled with Triton) against the XLA episode loop: GPU only
+if python3 -c "import jax, sys; sys.exit(jax.default_backend() != 'gpu')"; then
+    run fused 90 python3 benchmarks/fused_rollout.py --rounds 5
 fi
 python3 benchmarks/accelerator_table.py

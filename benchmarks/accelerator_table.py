@@ -79,6 +79,19 @@ def rows() -> list[dict]:
         )  # fmt: skip
     if hyperscale is None:
         out.append({"benchmark": "LowRankES against batch inference", "missing": True})
+    fused = load("fused_rollout")
+    for row in (fused or {}).get("rows", []):
+        if row["interpret"]:
+            continue  # interpret mode: a check of the results, not a time
+        out.append(
+            {"benchmark": f"fused rollout, {row['task']} pop {row['pop_size']} x "
+             f"{row['n_repeats']} repeats, {row['max_steps']} steps: s/batch (returns within "
+             f"{row['max_rel_diff']:.0e}, lengths {'equal' if row['lengths_equal'] else 'DIFFER'})",
+             "evolax": row["fused_s"], "other": row["xla_s"], "against": "XLA loop (run_episodes)",
+             "speedup": row["speedup"]}
+        )  # fmt: skip
+    if fused is None:
+        out.append({"benchmark": "fused rollout (GPU only)", "missing": True})
     scaling = load("scaling")
     for row in (scaling or {}).get("rows", []):
         out.append(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from typing import ClassVar
 
 import equinox as eqx
@@ -59,6 +60,34 @@ class Task(eqx.Module):
         algorithms (:class:`~evolax.algorithms.MAPElites`); the rollout records it at the state
         where each episode ends. Tasks that define it also set ``descriptor_bounds``."""
         raise NotImplementedError(f"{type(self).__name__} defines no behaviour descriptor")
+
+    # A fused rollout (evolax.rollout.fused) steps many episodes inside one kernel, on the
+    # state as "lanes": a tuple of arrays of one shape, each one scalar of every episode.
+    def to_lanes(self, state) -> tuple[Array, ...]:
+        """The lanes of a state with any leading batch axes ``[*batch]``: a tuple of arrays
+        ``[*batch]`` (float32 or int32), the observation's ``prod(obs_shape)`` components
+        first (flattened in C order), then whatever else :meth:`fused_step` needs."""
+        raise NotImplementedError(f"{type(self).__name__} has no fused step")
+
+    def from_lanes(self, lanes: Sequence[Array]):
+        """The state (with leading batch axes ``[*batch]``) that :meth:`to_lanes` gives
+        ``lanes``; a field the lanes do not keep is said so in the task's docstring."""
+        raise NotImplementedError(f"{type(self).__name__} has no fused step")
+
+    def fused_step(
+        self, lanes: Sequence[Array], action: Sequence[Array]
+    ) -> tuple[tuple[Array, ...], Reward, Done]:
+        """:meth:`step` on lanes: ``action`` is ``prod(action_shape)`` lanes; returns the new
+        lanes, the reward and ``done``, each of the lanes' shape. Elementwise arithmetic only
+        (no gathers, stacks or reductions across lanes, which a GPU kernel cannot do) and no
+        key: a task whose step draws random numbers has no fused step."""
+        raise NotImplementedError(f"{type(self).__name__} has no fused step")
+
+    @property
+    def fusable(self) -> bool:
+        """Whether :meth:`fused_step` (with :meth:`to_lanes` and :meth:`from_lanes`) is
+        defined: a fused rollout can run this task."""
+        return type(self).fused_step is not Task.fused_step
 
     on_host: ClassVar[bool] = False
     """Whether the task is stepped outside JAX, in host worker processes

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import chex
 import equinox as eqx
 import jax
@@ -50,10 +52,16 @@ class CartPoleState:
     steps: Int[Array, ""]
 
 
+def observe_parts(physics: Array | Sequence[Array]) -> tuple[Array, ...]:
+    """:func:`observe` on components: ``physics`` as four arrays of one shape (one
+    environment's scalars, or a fused rollout's lanes), the observation as five."""
+    x, x_dot, theta, theta_dot = physics
+    return x, x_dot, jnp.cos(theta), jnp.sin(theta), theta_dot
+
+
 def observe(physics: Float[Array, "4"]) -> Float[Array, "5"]:
     """Observation ``[x, x_dot, cos(theta), sin(theta), theta_dot]`` of a physics state."""
-    x, x_dot, theta, theta_dot = physics
-    return jnp.stack([x, x_dot, jnp.cos(theta), jnp.sin(theta), theta_dot])
+    return jnp.stack(observe_parts(physics))
 
 
 class CartPoleSwingUp(Task):
@@ -113,9 +121,9 @@ class CartPoleSwingUp(Task):
         ):
             check_positive(name, getattr(self, name))
 
-    def swing_up_reward(self, physics: Float[Array, "4"]) -> Reward:
+    def swing_up_reward(self, physics: Array | Sequence[Array]) -> Reward:
         """``(cos(theta) + 1) / 2 * cos(pi / 2 * x / cart_x_limit)``: 1 when upright at the
-        centre."""
+        centre (``physics`` as an array or its four components)."""
         x, _, theta, _ = physics
         return (jnp.cos(theta) + 1.0) / 2.0 * jnp.cos(x / self.cart_x_limit * (jnp.pi / 2.0))
 
@@ -130,6 +138,16 @@ class CartPoleSwingUp(Task):
         ``sin_cos``: ``(sin(theta), cos(theta))`` when already known (an observation holds
         them), to save computing them again.
         """
+        return jnp.stack(self.euler_step(physics, force, sin_cos))
+
+    def euler_step(
+        self,
+        physics: Array | Sequence[Array],
+        force: Array,
+        sin_cos: tuple[Array, Array] | None = None,
+    ) -> tuple[Array, Array, Array, Array]:
+        """:meth:`integrate` on components: ``[x, x_dot, theta, theta_dot]`` as four arrays of
+        one shape (one environment's scalars, or a fused rollout's lanes), elementwise."""
         x, x_dot, theta, theta_dot = physics
         s, c = (jnp.sin(theta), jnp.cos(theta)) if sin_cos is None else sin_cos
         gravity, friction, dt = self.gravity, self.friction, self.delta_t
@@ -147,13 +165,11 @@ class CartPoleSwingUp(Task):
             + 6 * total_mass * gravity * s
             + 6 * (force - friction * x_dot) * c
         ) / (4 * pole_length * total_mass - 3 * m_p_l * c**2)
-        return jnp.stack(
-            [
-                x + x_dot * dt,
-                x_dot + x_acc * dt,
-                theta + theta_dot * dt,
-                theta_dot + theta_acc * dt,
-            ]
+        return (
+            x + x_dot * dt,
+            x_dot + x_acc * dt,
+            theta + theta_dot * dt,
+            theta_dot + theta_acc * dt,
         )
 
     def initial_physics(self, key: PRNGKey) -> Float[Array, "4"]:
@@ -168,17 +184,53 @@ class CartPoleSwingUp(Task):
         physics = self.initial_physics(key)
         return CartPoleState(obs=observe(physics), physics=physics, steps=jnp.zeros([], jnp.int32))
 
+    def advance(
+        self,
+        physics: Array | Sequence[Array],
+        sin_cos: tuple[Array, Array],
+        steps: Array,
+        push: Array,
+    ) -> tuple[tuple[Array, Array, Array, Array], Array, Reward, Done]:
+        """One step on components, elementwise (one environment's scalars, or a fused
+        rollout's lanes): ``push`` is the action's value; returns the physics' four
+        components, the step count, the reward and ``done``."""
+        force = jnp.clip(push, -1.0, 1.0) * self.force_scaling
+        new = self.euler_step(physics, force, sin_cos)
+        steps = steps + 1
+        done = (jnp.abs(new[0]) > self.cart_x_limit) | (steps >= self.max_steps)
+        return new, steps, self.swing_up_reward(new), done
+
     def step(
         self, state: CartPoleState, action: Float[Array, "1"], key: PRNGKey
     ) -> tuple[CartPoleState, Reward, Done]:
         del key
-        force = jnp.clip(action[0], -1.0, 1.0) * self.force_scaling
         # the observation holds cos and sin of theta: reused, they are not computed twice
-        physics = self.integrate(state.physics, force, (state.obs[3], state.obs[2]))
-        steps = state.steps + 1
-        done = (jnp.abs(physics[0]) > self.cart_x_limit) | (steps >= self.max_steps)
-        new_state = CartPoleState(obs=observe(physics), physics=physics, steps=steps)
-        return new_state, self.swing_up_reward(physics), done
+        parts, steps, reward, done = self.advance(
+            state.physics, (state.obs[3], state.obs[2]), state.steps, action[0]
+        )
+        physics = jnp.stack(parts)
+        return CartPoleState(obs=observe(physics), physics=physics, steps=steps), reward, done
+
+    # the fused rollout's lanes: the observation's five components, theta and the step count
+    def to_lanes(self, state: CartPoleState) -> tuple[Array, ...]:
+        return (*(state.obs[..., i] for i in range(5)), state.physics[..., 2], state.steps)
+
+    def from_lanes(self, lanes: Sequence[Array]) -> CartPoleState:
+        x, x_dot, _, _, theta_dot, theta, steps = lanes
+        return CartPoleState(
+            obs=jnp.stack(lanes[:5], axis=-1),
+            physics=jnp.stack([x, x_dot, theta, theta_dot], axis=-1),
+            steps=steps,
+        )
+
+    def fused_step(
+        self, lanes: Sequence[Array], action: Sequence[Array]
+    ) -> tuple[tuple[Array, ...], Reward, Done]:
+        x, x_dot, cos, sin, theta_dot, theta, steps = lanes
+        physics, steps, reward, done = self.advance(
+            (x, x_dot, theta, theta_dot), (sin, cos), steps, action[0]
+        )
+        return (*observe_parts(physics), physics[2], steps), reward, done
 
     descriptor_bounds = ((-1.0, -1.0), (1.0, 1.0))
 

@@ -3,10 +3,13 @@ Miikkulainen, 2002, section 4.2), with and without velocities."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from evolax.tasks.base import Task
@@ -59,37 +62,69 @@ class DoublePoleState:
     jiggle: Float[Array, "100"]
 
 
+def derivatives(physics: Sequence[Array], force: Array) -> tuple[Array, ...]:
+    """:func:`accelerations` on components: ``physics`` as six arrays of one shape (one
+    environment's scalars, or a fused rollout's lanes), elementwise."""
+    _, x_dot, theta_1, theta_1_dot, theta_2, theta_2_dot = physics
+    poles = []  # each pole's cos, sin, friction, force on and mass added to the cart
+    for theta, theta_dot, m, h in zip(
+        (theta_1, theta_2), (theta_1_dot, theta_2_dot), POLE_MASSES, HALF_LENGTHS, strict=True
+    ):
+        # float32 constants (numpy's, which a kernel inlines), multiplied in float32
+        mass, half = np.float32(m), np.float32(h)
+        cos, sin = jnp.cos(theta), jnp.sin(theta)
+        friction = POLE_FRICTION * theta_dot / (mass * half)
+        pole_force = mass * half * theta_dot**2 * sin - 0.75 * mass * cos * (
+            GRAVITY * sin - friction
+        )
+        poles.append((cos, sin, friction, pole_force, mass * (1.0 - 0.75 * cos**2), half))
+    (c1, s1, f1, pf1, pm1, h1), (c2, s2, f2, pf2, pm2, h2) = poles
+    x_acc = (force + (pf1 + pf2)) / (CART_MASS + (pm1 + pm2))
+    theta_1_acc = 0.75 * (GRAVITY * s1 - x_acc * c1 - f1) / h1
+    theta_2_acc = 0.75 * (GRAVITY * s2 - x_acc * c2 - f2) / h2
+    return x_dot, x_acc, theta_1_dot, theta_1_acc, theta_2_dot, theta_2_acc
+
+
 def accelerations(physics: Float[Array, "6"], force: Float[Array, ""]) -> Float[Array, "6"]:
     """The time derivative of ``physics`` under ``force`` on the cart (Wieland's equations:
     each pole a uniform rod hinged on the cart with friction, the cart frictionless)."""
-    _, x_dot, *poles = physics
-    theta = jnp.stack(poles[0::2])
-    theta_dot = jnp.stack(poles[1::2])
-    mass, half = jnp.asarray(POLE_MASSES), jnp.asarray(HALF_LENGTHS)
-    cos, sin = jnp.cos(theta), jnp.sin(theta)
-    friction = POLE_FRICTION * theta_dot / (mass * half)
-    # each pole's effective force on, and effective mass added to, the cart
-    pole_force = mass * half * theta_dot**2 * sin - 0.75 * mass * cos * (GRAVITY * sin - friction)
-    pole_mass = mass * (1.0 - 0.75 * cos**2)
-    x_acc = (force + jnp.sum(pole_force)) / (CART_MASS + jnp.sum(pole_mass))
-    theta_acc = 0.75 * (GRAVITY * sin - x_acc * cos - friction) / half
-    return jnp.stack([x_dot, x_acc, theta_dot[0], theta_acc[0], theta_dot[1], theta_acc[1]]).astype(
-        physics.dtype
+    return jnp.stack(derivatives(tuple(physics), force)).astype(physics.dtype)
+
+
+def rk4_parts(physics: Sequence[Array], force: Array) -> tuple[Array, ...]:
+    """:func:`rk4` on components (see :func:`derivatives`)."""
+
+    def moved(by: float, slope: Sequence[Array]) -> tuple[Array, ...]:
+        return tuple(p + by * k for p, k in zip(physics, slope, strict=True))
+
+    k1 = derivatives(physics, force)
+    k2 = derivatives(moved(0.5 * TAU, k1), force)
+    k3 = derivatives(moved(0.5 * TAU, k2), force)
+    k4 = derivatives(moved(TAU, k3), force)
+    return tuple(
+        p + TAU / 6.0 * (a + 2.0 * b + 2.0 * c + d)
+        for p, a, b, c, d in zip(physics, k1, k2, k3, k4, strict=True)
     )
 
 
 def rk4(physics: Float[Array, "6"], force: Float[Array, ""]) -> Float[Array, "6"]:
     """One classical Runge-Kutta step of ``TAU`` seconds."""
-    k1 = accelerations(physics, force)
-    k2 = accelerations(physics + 0.5 * TAU * k1, force)
-    k3 = accelerations(physics + 0.5 * TAU * k2, force)
-    k4 = accelerations(physics + TAU * k3, force)
-    return physics + TAU / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return jnp.stack(rk4_parts(tuple(physics), force))
+
+
+def failed_parts(physics: Sequence[Array]) -> Array:
+    """:func:`failed` on components (see :func:`derivatives`)."""
+    x, _, theta_1, _, theta_2, _ = physics
+    return (
+        (jnp.abs(x) > TRACK)
+        | (jnp.abs(theta_1) > FAILURE_ANGLE)
+        | (jnp.abs(theta_2) > FAILURE_ANGLE)
+    )
 
 
 def failed(physics: Float[Array, "6"]) -> Bool[Array, ""]:
     """The cart off the track or a pole past 36 degrees."""
-    return (jnp.abs(physics[0]) > TRACK) | jnp.any(jnp.abs(physics[2::2]) > FAILURE_ANGLE)
+    return failed_parts(tuple(physics))
 
 
 class DoublePole(Task):
@@ -154,19 +189,28 @@ class DoublePole(Task):
             jiggle=jnp.zeros(JIGGLE_STEPS),
         )
 
+    def advance(
+        self, physics: Sequence[Array], t: Array, push: Array
+    ) -> tuple[tuple[Array, ...], Array, Array, Done]:
+        """One step on components, elementwise (one environment's scalars, or a fused
+        rollout's lanes): ``push`` is the action's value; returns the physics' six
+        components, the step count, whether a pole fell or the cart left, and ``done``."""
+        force = FORCE * jnp.clip(push, -1.0, 1.0)
+        physics = rk4_parts(rk4_parts(physics, force), force)
+        down = failed_parts(physics)
+        t = t + 1
+        return physics, t, down, down | (t >= self.max_steps)
+
     def step(
         self, state: DoublePoleState, action: Float[Array, " 1"], key: PRNGKey
     ) -> tuple[DoublePoleState, Reward, Done]:
         del key
         self.check_action(action)
-        force = FORCE * jnp.clip(action[0], -1.0, 1.0)
-        physics = rk4(rk4(state.physics, force), force)
-        down = failed(physics)
+        parts, t, down, done = self.advance(tuple(state.physics), state.t, action[0])
+        physics = jnp.stack(parts)
         # the failing step is not one of the last balanced ones
         recorded = state.jiggle.at[state.t % JIGGLE_STEPS].set(jnp.sum(jnp.abs(physics[:4])))
         jiggle = jnp.where(down, state.jiggle, recorded)
-        t = state.t + 1
-        done = down | (t >= self.max_steps)
         balanced = 1.0 - down.astype(jnp.float32)  # the step counts if the poles stayed up
         if self.velocities:
             reward = balanced
@@ -176,3 +220,36 @@ class DoublePole(Task):
             reward = 1e-4 * balanced + jnp.where(done, calm, 0.0)
         new = DoublePoleState(physics=physics, obs=self.observe(physics), t=t, jiggle=jiggle)
         return new, reward, done
+
+    @property
+    def fusable(self) -> bool:
+        """With velocities only: without, the return needs the ring of the last 100 steps."""
+        return self.velocities
+
+    # the fused rollout's lanes (with velocities): the scaled observation, the physics, t
+    def to_lanes(self, state: DoublePoleState) -> tuple[Array, ...]:
+        return (
+            tuple(state.obs[..., i] for i in range(6))
+            + tuple(state.physics[..., i] for i in range(6))
+            + (state.t,)
+        )
+
+    def from_lanes(self, lanes: Sequence[Array]) -> DoublePoleState:
+        """The state of the lanes; the ``jiggle`` ring, which the task's return with
+        velocities does not use, is not kept: NaN."""
+        t = lanes[12]
+        return DoublePoleState(
+            obs=jnp.stack(lanes[:6], axis=-1),
+            physics=jnp.stack(lanes[6:12], axis=-1),
+            t=t,
+            jiggle=jnp.full((*t.shape, JIGGLE_STEPS), jnp.nan, jnp.float32),
+        )
+
+    def fused_step(
+        self, lanes: Sequence[Array], action: Sequence[Array]
+    ) -> tuple[tuple[Array, ...], Reward, Done]:
+        if not self.velocities:
+            raise ValueError("DoublePole has a fused step with velocities=True only")
+        physics, t, down, done = self.advance(lanes[6:12], lanes[12], action[0])
+        obs = tuple(p / scale for p, scale in zip(physics, OBS_SCALE, strict=True))
+        return (*obs, *physics, t), 1.0 - down.astype(jnp.float32), done
