@@ -40,7 +40,11 @@ def both(policy, task, pop, n_repeats, **fused):
 
 @pytest.mark.parametrize(
     "hard, hidden, output",
-    [(False, (8,), "tanh"), (True, (8, 4), "linear"), (False, (), "sigmoid")],
+    [
+        (True, (8, 4), "linear"),  # the other cases: nox -s slow
+        pytest.param(False, (8,), "tanh", marks=pytest.mark.slow),
+        pytest.param(False, (), "sigmoid", marks=pytest.mark.slow),
+    ],
 )
 def test_cartpole_returns_and_lengths_equal_the_xla_loop(hard, hidden, output):
     task = CartPoleSwingUp(hard=hard, max_steps=100)

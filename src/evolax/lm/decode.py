@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
+from evolax.compiled import compiled
 from evolax.lm.cache import empty_cache
 from evolax.lm.config import LMConfig
 from evolax.lm.model import forward
@@ -37,6 +38,7 @@ def check_lengths(config: LMConfig, prompt_len: int, n_new: int) -> None:
         )
 
 
+@compiled
 def generate(
     config: LMConfig,
     params: Params,

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
+from evolax.compiled import compiled
 from evolax.lm.cache import KVCache
 from evolax.lm.config import LMConfig
 from evolax.seeded import LowRank
@@ -63,8 +64,10 @@ def param_shapes(config: LMConfig) -> dict[str, Any]:
     return shapes
 
 
+@compiled
 def init_params(config: LMConfig, key: PRNGKey) -> Params:
-    """Weights ``N(0, 0.02^2)`` and norm scales 1, in ``config.dtype``."""
+    """Weights ``N(0, 0.02^2)`` and norm scales 1, in ``config.dtype`` (one program, compiled
+    once per configuration when called eagerly)."""
     is_shape = lambda x: isinstance(x, tuple)  # noqa: E731
     pairs, treedef = jax.tree_util.tree_flatten_with_path(param_shapes(config), is_leaf=is_shape)
     keys = jax.random.split(key, len(pairs))
@@ -133,6 +136,7 @@ def attention(
     return out.reshape(length, heads * hd)
 
 
+@compiled
 def forward(
     config: LMConfig,
     params: Params,

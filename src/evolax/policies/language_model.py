@@ -8,6 +8,7 @@ import equinox as eqx
 import jax
 from jaxtyping import Array, Int
 
+from evolax.compiled import compiled
 from evolax.lm.config import LMConfig
 from evolax.lm.decode import check_lengths, generate
 from evolax.lm.model import init_params
@@ -88,10 +89,12 @@ class LanguageModel(Policy):
             )
         return params
 
+    @compiled
     def apply(
         self, params: Params, obs: Int[Array, "batch prompt"], state, key: PRNGKey
     ) -> tuple[Int[Array, "batch completion"], EmptyState]:
-        """The completions of the prompts ``obs``."""
+        """The completions of the prompts ``obs`` (compiled once per shape when called
+        eagerly, :func:`~evolax.compiled.compiled`)."""
         return self.complete(params, obs, self.completion_len, key), state
 
     def complete(

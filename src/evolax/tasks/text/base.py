@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
+from evolax.compiled import compiled
 from evolax.drawing import text_image
 from evolax.lm.tokenizer import ByteTokenizer
 from evolax.tasks.base import ConstructedTask
@@ -37,8 +38,10 @@ class TextTask(ConstructedTask):
     """A one-step task whose observation is ``obs_shape = (batch, prompt_len)`` prompt tokens
     and whose action is ``action_shape = (batch, completion_len)`` completion tokens (a
     :class:`~evolax.policies.LanguageModel`'s). ``step`` rewards each completion with
-    :meth:`check` and returns the batch's mean; it is always done."""
+    :meth:`check` and returns the batch's mean; it is always done. ``reset`` and ``step``
+    compile themselves when called eagerly (:func:`~evolax.compiled.compiled`)."""
 
+    @compiled
     def reset(self, key: PRNGKey) -> TextState:
         prompts, answers = self.problems(key)
         batch, completion = self.action_shape
@@ -46,6 +49,7 @@ class TextTask(ConstructedTask):
             obs=prompts, answers=answers, completions=jnp.full((batch, completion), -1, jnp.int32)
         )
 
+    @compiled
     def step(self, state, action, key: PRNGKey):
         del key
         self.check_action(action)
