@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-command accelerator benchmark: evolax against EvoJAX and evosax on a GPU (or TPU) machine
 # with no network. Writes benchmarks/results/accelerator/accelerator.json and .md (see
-# docs/results.md, "On an accelerator", for how to read them). About 11 minutes in all: over a
+# docs/results.md, "On an accelerator", for how to read them). About 12 minutes in all: over a
 # 10-minute call, run it as two with ONLY (below).
 #
 # The machine needs JAX's CUDA build, equinox, optax, chex, orbax and flax. evolax, EvoJAX,
@@ -50,9 +50,11 @@ run() {  # run NAME SECONDS COMMAND...: a failing or slow benchmark costs its ro
     fi
 }
 rm -f "$RESULTS/accelerator_failed.txt"
-# limits: 17 minutes in all if every benchmark runs to its limit (about 11 as measured); ONLY
+# limits: 19 minutes in all if every benchmark runs to its limit (about 13 as measured); ONLY
 # (names separated by spaces) runs those rows alone, to split it over shorter calls
 run cartpole 85 python3 benchmarks/cartpole_speed.py --generations 10 --rounds 2
+# the same cart-pole in each episode loop (evolax.EpisodeLoop), forced, against the while loop
+run episode_loops 90 python3 benchmarks/episode_loops.py --generations 10 --rounds 2
 if [ -n "${EVOLAX_DATA_DIR:-}" ] && [ -d "$EVOLAX_DATA_DIR/mnist" ]; then
     run mnist 90 python3 benchmarks/mnist_speed.py --generations 5 --rounds 2
 fi

@@ -33,6 +33,16 @@ def rows() -> list[dict]:
             {"benchmark": f"{label}, s/generation", "evolax": evolax, "other": evojax,
              "against": "EvoJAX 0.2.17", "speedup": evojax / evolax}
         )  # fmt: skip
+    loops = load("episode_loops")
+    for row in (loops or {}).get("rows", []):
+        while_s = row["seconds_per_generation"] / row["ratio_to_while"]
+        out.append(
+            {"benchmark": f"cart-pole, episode loop: {row['loop']}, s/generation",
+             "evolax": row["seconds_per_generation"], "other": while_s,
+             "against": "the while loop", "speedup": 1 / row["ratio_to_while"]}
+        )  # fmt: skip
+    if loops is None:
+        out.append({"benchmark": "cart-pole in each episode loop", "missing": True})
     evosax = load("evosax_speed")
     for row in (evosax or {}).get("rows", []):
         t = row["seconds_per_generation"]

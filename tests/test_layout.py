@@ -1,5 +1,7 @@
 """The automatic evaluation layout: the search, its cache, and a trainer that measures."""
 
+import dataclasses
+import functools
 import itertools
 import json
 
@@ -8,12 +10,19 @@ import jax
 import numpy as np
 import pytest
 
-from evolax import MLP, PGPE, CartPoleSwingUp, Trainer
+from evolax import MLP, PGPE, CartPoleSwingUp, Direct, Trainer, runner
 from evolax.algorithms import LowRankES
-from evolax.layout import Choice, Layout
+from evolax.layout import Choice, EpisodeLoop, Layout
 from evolax.placement import choose_layout, tuner
-from evolax.placement.tuner import choose, chunk_candidates, groups_timed, start_chunk
+from evolax.placement.tuner import (
+    choose,
+    chunk_candidates,
+    groups_timed,
+    loop_candidates,
+    start_chunk,
+)
 from evolax.runner import train
+from helpers import Countdown
 
 
 def test_chunk_candidates_are_divisors_near_powers_of_four():
@@ -35,17 +44,17 @@ def test_start_chunk_reads_the_cost_model_on_cpu_only():
     assert start_chunk(chunks, 2**30, "gpu") == 3  # accelerators start at the whole population
 
 
-def _search(cost, options, start, budget=1e9, min_seconds=0.0, clock=None):
+def _search(cost, options, start, budget=1e9, min_seconds=0.0, loops=None, clock=None):
     measured = []
 
     def compile(layout):
         measured.append(layout)
         return lambda: cost[layout]
 
-    kwargs = {} if clock is None else {"clock": clock}
-    choice = choose(
-        compile, options, start, budget_generations=budget, min_budget_seconds=min_seconds, **kwargs
-    )
+    given = {} if clock is None else {"clock": clock}
+    if loops is not None:
+        given["loops"] = loops
+    choice = choose(compile, options, start, budget, min_budget_seconds=min_seconds, **given)
     return choice, measured
 
 
@@ -84,6 +93,45 @@ def test_choose_may_always_spend_its_minimum_budget():
     assert measured == [Layout(1, 1)]
     choice, measured = _search(cost, options, 0, budget=1.0, min_seconds=60.0, clock=clock)
     assert choice.layout == Layout(1, 64) and len(measured) == 4
+
+
+WHILE, SCAN, SCAN4 = EpisodeLoop(), EpisodeLoop("scan"), EpisodeLoop("scan", unroll=4)
+CHUNKED = EpisodeLoop("chunked", block=25)
+
+
+def test_loop_candidates_are_the_while_loop_first_then_scans_and_blocks():
+    chunked = [EpisodeLoop("chunked", block=b) for b in (32, 125)]
+    assert loop_candidates(1000) == [WHILE, SCAN, SCAN4, *chunked]
+    assert loop_candidates(20) == [WHILE, SCAN, SCAN4, EpisodeLoop("chunked", block=3)]
+    assert loop_candidates(3) == [WHILE, SCAN, EpisodeLoop("scan", unroll=3)]  # no block fits
+    assert loop_candidates(1) == [WHILE]  # one step: no loop to choose
+
+
+def test_choose_measures_the_loops_last_at_the_fastest_layout():
+    options = [(1, [1, 4, 16])]
+    loops = (WHILE, SCAN, SCAN4, CHUNKED)
+    layouts = {Layout(1, c, WHILE): t for c, t in zip([1, 4, 16], [3.0, 2.0, 2.5], strict=True)}
+    at_4 = {Layout(1, 4, SCAN): 2.5, Layout(1, 4, SCAN4): 1.5, Layout(1, 4, CHUNKED): 1.8}
+    choice, measured = _search({**layouts, **at_4}, options, 2, loops=loops)
+    assert choice.layout == Layout(1, 4, SCAN4) and choice.seconds == 1.5
+    assert measured == [*(Layout(1, c) for c in (16, 4, 1)), *at_4]  # the loops: one round
+    # none faster than the while loop: it stays
+    slower = {layout: 9.0 for layout in at_4}
+    choice, _ = _search({**layouts, **slower}, options, 2, loops=loops)
+    assert choice.layout == Layout(1, 4, WHILE)
+
+
+def test_the_loops_round_keeps_to_the_budget():
+    """A round of loops starts only where its estimated cost (what a candidate cost so far,
+    times the threads) keeps tuning within the budget of generations."""
+    options = [(1, [4])]
+    cost = {Layout(1, 4, WHILE): 1.0, Layout(1, 4, SCAN): 0.5}
+    # each clock reading 0.1 s later: the first candidate read as a few tenths of a second
+    choice, measured = _search(cost, options, 0, budget=0.2, loops=(WHILE, SCAN), clock=ticks(0.1))
+    assert measured == [Layout(1, 4, WHILE)] and choice.layout == Layout(1, 4, WHILE)
+    choice, measured = _search(cost, options, 0, budget=1e3, loops=(WHILE, SCAN), clock=ticks(0.1))
+    assert measured == [Layout(1, 4, WHILE), Layout(1, 4, SCAN)]
+    assert choice.layout == Layout(1, 4, SCAN)
 
 
 def _trainer(**kwargs):
@@ -139,10 +187,32 @@ def test_trainer_measures_its_layout_records_it_and_reuses_it(measuring):
 
 
 def test_explicit_settings_win_and_are_not_measured(measuring):
-    trainer = _trainer(pop_chunk=4, mesh=None)
+    trainer = _trainer(pop_chunk=4, mesh=None, loop="while")
     choice = choose_layout(trainer, trainer.init(jax.random.key(0)))
     assert choice == Choice(Layout(1, 4), choice.seconds, 0.0, (), "explicit")
     assert not measuring.exists()
+    fixed = _trainer(pop_chunk=4, mesh=None, fixed_length=True)  # the scan, whatever loop says
+    choice = choose_layout(fixed, fixed.init(jax.random.key(0)))
+    assert choice == Choice(Layout(1, 4, SCAN), choice.seconds, 0.0, (), "explicit")
+
+
+def test_the_loop_is_measured_for_the_layout_recorded_and_read_back(measuring, monkeypatch):
+    """Devices and groups given, the loops alone are measured (a budget that lets them), on
+    the given layout; the choice is cached with its loop, and a new process reads it back."""
+    monkeypatch.setattr(tuner, "choose", functools.partial(tuner.choose, budget_generations=1e9))
+    task = Countdown(max_steps=20)
+    trainer = Trainer(PGPE(pop_size=4), Direct(), task, mesh=None, pop_chunk=None)
+    state = trainer.init(jax.random.key(0))
+    choice = choose_layout(trainer, state, clock=ticks())
+    assert choice.source == "measured"
+    measured = [layout for layout, _ in choice.timings]
+    assert measured == [Layout(1, 4, loop) for loop in loop_candidates(20)]
+    assert choice.layout in dict(choice.timings)
+    (entry,) = json.loads(measuring.read_text()).values()
+    assert Layout.read(entry) == choice.layout
+    tuner._CHOICES.clear()  # as a new process: the cache file answers, loop and all
+    again = choose_layout(trainer, state)
+    assert again.source == "cache" and again.layout == choice.layout
 
 
 def test_an_unreadable_cache_file_is_measured_again(measuring):
@@ -157,18 +227,34 @@ def test_an_unreadable_cache_file_is_measured_again(measuring):
 def test_a_run_records_its_layout_and_resumes_with_it(measuring, tmp_path):
     run_dir = tmp_path / "run"
     common = dict(log_interval=2, test_interval=2, n_test_episodes=2, progress=False)
-    kept = Layout(1, 8)
+    kept = Layout(1, 8, EpisodeLoop("chunked", block=7))
     first = train(_trainer().with_layout(kept), 2, run_dir=run_dir, **common)
-    assert first.summary["layout"] == {"devices": 1, "pop_chunk": 8}
+    chunked = {"form": "chunked", "unroll": 1, "block": 7}
+    assert first.summary["layout"] == {"devices": 1, "pop_chunk": 8, "loop": chunked}
     assert first.summary["layout_source"] == "explicit"
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert {row["pop_chunk"] for row in rows if row["kind"] == "train"} == {8}
-    assert json.loads((run_dir / "layout.json").read_text()) == {"devices": 1, "pop_chunk": 8}
+    recorded = json.loads((run_dir / "layout.json").read_text())
+    assert recorded == {"devices": 1, "pop_chunk": 8, "loop": chunked}
     # resumed with a trainer laid out otherwise: the run folder's layout is kept, unmeasured
     resumed = train(_trainer(), 4, run_dir=run_dir, resume=True, **common)
-    assert resumed.summary["layout"] == {"devices": 1, "pop_chunk": 8}
+    assert resumed.summary["layout"] == recorded
     assert resumed.summary["layout_source"] == "run folder"
     assert not measuring.exists()  # nothing was measured, before or after
+
+
+def test_a_layout_recorded_without_a_loop_is_the_while_loop(tmp_path):
+    """Run folders and checkpoints of earlier versions record devices and groups only."""
+    (tmp_path / "layout.json").write_text(json.dumps({"devices": 1, "pop_chunk": 8}))
+    assert runner._recorded_layout(tmp_path).layout == Layout(1, 8, EpisodeLoop())
+    numbers = runner._layout_numbers({"devices": 1, "pop_chunk": 4})
+    assert runner._numbers_layout(numbers) == Layout(1, 4, EpisodeLoop())
+    loop = EpisodeLoop("chunked", unroll=2, block=9)
+    numbers = runner._layout_numbers(dataclasses.asdict(Layout(1, 4, loop)))
+    assert runner._numbers_layout(numbers) == Layout(1, 4, loop)
+    assert runner._numbers_layout(runner._layout_numbers(None)) is None  # none recorded
+    (tmp_path / "layout.json").write_text(json.dumps({"devices": 1, "pop_chunk": 8, "loop": 3}))
+    assert runner._recorded_layout(tmp_path) is None  # unreadable: measured again
 
 
 def test_a_trainer_is_given_its_layout_and_never_measures(measuring):
@@ -180,6 +266,7 @@ def test_a_trainer_is_given_its_layout_and_never_measures(measuring):
     jax.make_jaxpr(lambda s: trainer.run(s, 2))(state)
     assert tuner.choices() == [] and not measuring.exists()
     assert trainer.with_layout(Layout(1, 4)).layout == Layout(1, 4)
+    assert trainer.with_layout(Layout(1, 4, SCAN4)).layout == Layout(1, 4, SCAN4)
 
 
 @pytest.mark.parametrize("chunk", ["fast", 0, -4, 2.0, True])

@@ -67,6 +67,7 @@ from evolax.algorithms import (
     bipop,
     ipop,
 )
+from evolax.layout import EpisodeLoop
 from evolax.normalize import ObsStats
 from evolax.optim import Optimizer, clipup
 from evolax.placement import HostTrainer, place
@@ -167,6 +168,7 @@ __all__ = [
     "DistributionAlgorithm",
     "DoublePole",
     "ESMC",
+    "EpisodeLoop",
     "EquinoxPolicy",
     "EvalInfo",
     "EvoJAXPolicy",

@@ -32,7 +32,7 @@ from evolax.hooks import (
     seed_slice,
     standard_hooks,
 )
-from evolax.layout import Choice, Layout
+from evolax.layout import FORMS, Choice, EpisodeLoop, Layout
 from evolax.logging import (
     JsonLinesSink,
     ProgressBar,
@@ -132,15 +132,15 @@ def _restore(run: Progress) -> None:
     newest good checkpoint, read by process 0 and handed to the others (none yet: the run
     starts again at generation 0)."""
     store, state = run.store, run.state
-    saved_wall, saved_layout = np.zeros(1), np.zeros(2)
+    saved_wall, saved_layout = np.zeros(1), _layout_numbers(None)
     leaves = best_leaves = flatten_state(state)
     if store is not None and store.steps():
         restored, saved_meta = store.restore(like=state)
         leaves = flatten_state(restored)
-        saved = saved_meta.get("layout", {})  # the run's own layout, so it resumes exactly
         saved_wall[0] = saved_meta.get("wall_time", 0.0)
         run.best_test[:] = saved_meta.get("best_test_mean", -np.inf)
-        saved_layout[:] = saved.get("devices", 0), saved.get("pop_chunk", 0)
+        # the run's own layout, so it resumes exactly
+        saved_layout = _layout_numbers(saved_meta.get("layout"))
         if run.seeds is not None and store.steps(BEST):
             best_leaves = flatten_state(store.restore(like=state, which=BEST)[0])
     shared = (leaves, best_leaves, saved_wall, run.best_test, saved_layout)
@@ -150,8 +150,38 @@ def _restore(run: Progress) -> None:
     run.state = unflatten_state(state, leaves)
     run.best_state = unflatten_state(state, best_leaves)
     run.elapsed = float(saved_wall[0])
-    if 0 < saved_layout[0] <= len(jax.devices()):  # else: another machine
-        run.layout = Layout(int(saved_layout[0]), int(saved_layout[1]))
+    layout = _numbers_layout(saved_layout)
+    if layout is not None:  # else: none, or another machine
+        run.layout = layout
+
+
+def _layout_numbers(record: Any) -> np.ndarray:
+    """A recorded layout (:meth:`Layout.read`'s record) as numbers that can be sent to the
+    other processes: devices, group, the loop's form, unroll and block; zeros where there
+    is none or it is unreadable."""
+    numbers = np.zeros(5)
+    try:
+        layout = Layout.read(record)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return numbers
+    loop = layout.loop
+    numbers[:] = (
+        layout.devices,
+        layout.pop_chunk,
+        FORMS.index(loop.form),
+        loop.unroll,
+        loop.block or 0,
+    )
+    return numbers
+
+
+def _numbers_layout(numbers: np.ndarray) -> Layout | None:
+    """The layout :func:`_layout_numbers` encoded; ``None`` for none, or where it needs more
+    devices than this machine has."""
+    devices, pop_chunk, form, unroll, block = (int(x) for x in numbers)
+    if not 0 < devices <= len(jax.devices()):
+        return None
+    return Layout(devices, pop_chunk, EpisodeLoop(FORMS[form], unroll, block or None))
 
 
 #: What a resumed run may change: how far it goes, how often it logs, tests and saves, and the
@@ -166,6 +196,22 @@ RESUMABLE = (
     "run.loggers",
     "host",
 )
+
+
+#: Fields the configuration gained after checkpoints began recording it, with the value that
+#: means what runs before them did: a checkpoint's configuration without one reads as having it.
+ADDED = {"trainer.loop": "auto"}
+
+
+def with_added(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` (a recorded configuration) with the :data:`ADDED` fields it lacks, in the
+    sections it has."""
+    config = json.loads(json.dumps(config))
+    for path, value in ADDED.items():
+        section, _, name = path.partition(".")
+        if isinstance(config.get(section), dict):
+            config[section].setdefault(name, value)
+    return config
 
 
 def config_differences(saved: Any, here: Any, at: str = "") -> list[tuple[str, Any, Any]]:
@@ -193,7 +239,7 @@ def check_resumable(store: CheckpointStore, config: dict[str, Any] | None) -> No
     saved = store.metadata().get("config")
     if config is None or saved is None:
         return
-    differences = config_differences(json.loads(json.dumps(saved)), json.loads(json.dumps(config)))
+    differences = config_differences(with_added(saved), json.loads(json.dumps(config)))
     if differences:
         fields = "; ".join(f"{at} {here!r} here, {was!r} saved" for at, was, here in differences)
         raise ValueError(
@@ -203,19 +249,19 @@ def check_resumable(store: CheckpointStore, config: dict[str, Any] | None) -> No
 
 
 def _recorded_layout(path: Path | None) -> Choice | None:
-    """The layout recorded in the run folder ``path`` (``layout.json``), read by process 0 and
-    handed to the others; ``None`` where there is none, or it needs more devices than here."""
-    saved = np.zeros(2)
+    """The layout recorded in the run folder ``path`` (``layout.json``; one without a loop,
+    of an earlier version, means the while loop), read by process 0 and handed to the
+    others; ``None`` where there is none, or it needs more devices than here."""
+    saved = _layout_numbers(None)
     if path is not None and jax.process_index() == 0:
         try:
-            record = json.loads((path / LAYOUT).read_text())
-            saved[:] = record["devices"], record["pop_chunk"]
-        except (OSError, ValueError, KeyError, TypeError):
+            saved = _layout_numbers(json.loads((path / LAYOUT).read_text()))
+        except (OSError, ValueError):
             pass  # none: a run of an earlier version, whose checkpoints hold it
-    devices, pop_chunk = (int(x) for x in broadcast_from_first_process(saved))
-    if not 0 < devices <= len(jax.devices()):
+    layout = _numbers_layout(broadcast_from_first_process(saved))
+    if layout is None:
         return None
-    return Choice(Layout(devices, pop_chunk), math.nan, 0.0, (), source="run folder")
+    return Choice(layout, math.nan, 0.0, (), source="run folder")
 
 
 def _check_same_folder(path: Path | None) -> None:

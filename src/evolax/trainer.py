@@ -16,7 +16,7 @@ from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import Algorithm
 from evolax.compiled import compiled, explained_hash
-from evolax.layout import Layout
+from evolax.layout import EpisodeLoop, Layout, loop_for
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
@@ -99,12 +99,17 @@ class Trainer(eqx.Module):
         fixed_length: run every episode for ``task.max_steps`` steps (a ``lax.scan``, steps
             after ``done`` masked out) instead of stopping once all are done (a
             ``lax.while_loop``): the same fitness, and reverse-mode ``jax.grad`` can go through
-            :meth:`run` (meta-learning through unrolled inner loops).
+            :meth:`run` (meta-learning through unrolled inner loops). It overrides ``loop``.
+        loop: the loop the episodes step in (:class:`~evolax.layout.EpisodeLoop`; ``"while"``
+            and ``"scan"`` stand for those forms); every form gives the same results.
+            ``"auto"`` (the default): the while loop, until :func:`evolax.placement.place`
+            measures the forms.
 
-    The layout is resolved when the trainer is made and never measured here: a step is pure.
-    :func:`evolax.placement.place` measures the fastest layout among those ``"auto"`` allows
-    and returns the trainer set to it (:func:`evolax.train` and the ``evolax`` command do so
-    once per run); :meth:`with_layout` sets one.
+    The layout (devices, ``pop_chunk``, ``loop``) is resolved when the trainer is made and
+    never measured here: a step is pure. :func:`evolax.placement.place` measures the fastest
+    layout among those ``"auto"`` allows and returns the trainer set to it
+    (:func:`evolax.train` and the ``evolax`` command do so once per run); :meth:`with_layout`
+    sets one.
     """
 
     __hash__ = explained_hash
@@ -119,10 +124,13 @@ class Trainer(eqx.Module):
     pop_chunk: int | str | None = eqx.field(static=True, default="auto")
     init_scale: float = eqx.field(static=True, default=1.0)
     fixed_length: bool = eqx.field(static=True, default=False)
+    loop: EpisodeLoop | str = eqx.field(static=True, default="auto")
     #: the mesh :meth:`step` evaluates on (``mesh`` resolved; ``None``: one device)
     placed_mesh: Mesh | None = eqx.field(static=True, init=False, repr=False)
     #: individuals each device evaluates at once (``pop_chunk`` resolved)
     placed_chunk: int = eqx.field(static=True, init=False, repr=False)
+    #: the loop the episodes step in (``loop`` resolved, the scan with ``fixed_length``)
+    placed_loop: EpisodeLoop = eqx.field(static=True, init=False, repr=False)
     #: whether the trainer steps its task on the host (:class:`evolax.placement.HostTrainer`)
     hosted: ClassVar[bool] = False
 
@@ -132,6 +140,10 @@ class Trainer(eqx.Module):
         local = local_share(self.placed_mesh, self.algorithm.pop_size, self.n_repeats, self.task)
         chunk = self.pop_chunk
         self.placed_chunk = local if chunk is None or chunk == "auto" else cast(int, chunk)
+        loop = self.loop
+        if isinstance(loop, str):
+            loop = EpisodeLoop("scan" if loop == "scan" else "while")
+        self.placed_loop = loop_for(loop, self.fixed_length)
 
     def _check(self) -> None:
         _check_component("algorithm", self.algorithm, Algorithm, ("init", "ask", "tell", "best"))
@@ -161,6 +173,10 @@ class Trainer(eqx.Module):
                 raise ValueError(
                     f"pop_chunk must be a positive integer, None or 'auto', got {chunk!r}"
                 )
+        if not (isinstance(self.loop, EpisodeLoop) or self.loop in ("auto", "while", "scan")):
+            raise ValueError(
+                f"loop must be an EpisodeLoop, 'auto', 'while' or 'scan', got {self.loop!r}"
+            )
         unknown = set(self.algorithm.extra_inputs) - {"descriptors"}
         if unknown:
             raise ValueError(
@@ -212,11 +228,13 @@ class Trainer(eqx.Module):
     def layout(self) -> Layout:
         """The :class:`~evolax.layout.Layout` :meth:`step` evaluates the population with."""
         mesh = self.placed_mesh
-        return Layout(1 if mesh is None else mesh.shape[POP_AXIS], self.placed_chunk)
+        devices = 1 if mesh is None else mesh.shape[POP_AXIS]
+        return Layout(devices, self.placed_chunk, self.placed_loop)
 
     def with_layout(self, layout: Layout) -> Trainer:
-        """This trainer with ``layout`` set explicitly: ``pop_chunk``, and ``mesh`` (kept
-        where it is a mesh of ``layout.devices`` devices already)."""
+        """This trainer with ``layout`` set explicitly: ``pop_chunk``, ``loop`` (with
+        ``fixed_length``, the scan all the same), and ``mesh`` (kept where it is a mesh of
+        ``layout.devices`` devices already)."""
         mesh = self.mesh
         if not (isinstance(mesh, Mesh) and mesh.shape[POP_AXIS] == layout.devices):
             available = jax.devices()
@@ -225,7 +243,7 @@ class Trainer(eqx.Module):
                     f"layout.devices={layout.devices}, but only {len(available)} are available"
                 )
             mesh = None if layout.devices == 1 else population_mesh(available[: layout.devices])
-        return dataclasses.replace(self, mesh=mesh, pop_chunk=layout.pop_chunk)
+        return dataclasses.replace(self, mesh=mesh, pop_chunk=layout.pop_chunk, loop=layout.loop)
 
     def evaluate(self, population, key, obs_stats) -> tuple[jax.Array, EvalInfo]:
         """The population's fitness and :class:`EvalInfo` on this trainer's layout."""
@@ -240,7 +258,7 @@ class Trainer(eqx.Module):
             mesh=self.placed_mesh,
             pop_chunk=self.placed_chunk,
             split=self.split,
-            fixed_length=self.fixed_length,
+            loop=self.placed_loop,
         )
 
     @compiled
@@ -375,7 +393,15 @@ class Trainer(eqx.Module):
             split = even_split(copies, n_episodes, mesh.shape[POP_AXIS], copies)
         mesh = None if split is None else mesh
         _, info = evaluate_on(
-            self.policy, task, population, key, n_episodes, stats, mesh=mesh, split=split
+            self.policy,
+            task,
+            population,
+            key,
+            n_episodes,
+            stats,
+            mesh=mesh,
+            split=split,
+            loop=self.placed_loop,
         )
         return info.returns
 

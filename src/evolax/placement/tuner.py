@@ -1,7 +1,8 @@
-"""The measured choice of a trainer's evaluation layout: over how many devices, and in groups
-of how many individuals one after another. :func:`choose_layout` picks the fastest for a
-trainer and a state by compiling a few candidates and timing them (:func:`choose`), within a
-budget, once per shape (:func:`choose_cached`, with its cache folder).
+"""The measured choice of a trainer's evaluation layout: over how many devices, in groups of
+how many individuals one after another, and in which episode loop. :func:`choose_layout`
+picks the fastest for a trainer and a state by compiling a few candidates and timing them
+(:func:`choose`), within a budget, once per shape (:func:`choose_cached`, with its cache
+folder).
 
 This module times programs, runs threads and writes files: nothing that is traced imports it
 (a test checks). The runner calls it once per run; a library user may call it too."""
@@ -30,7 +31,7 @@ import numpy as np
 from jax.sharding import Mesh
 
 from evolax.cache import cache_dir
-from evolax.layout import Choice, Layout
+from evolax.layout import Choice, EpisodeLoop, Layout
 from evolax.population import has_shared, is_shared
 from evolax.rollout.sharded import evaluate_on, local_share, mesh_split
 from evolax.rollout.teams import agents_per_unit
@@ -69,7 +70,28 @@ CLOSE = 1.5
 MIN_INDIVIDUALS = 8
 #: The search's own version, part of every cached choice's signature: a change of how it
 #: searches (its start, its budget, its candidates) leaves earlier choices unused.
-SEARCH_VERSION = 2
+SEARCH_VERSION = 3
+#: The scan's unrolled candidate: steps per iteration.
+UNROLL = 4
+#: The chunked loop's candidates: episodes in about this many blocks (8: at most an eighth
+#: of the steps run after every episode has ended; 32: more tests, fewer wasted steps).
+BLOCKS = (8, 32)
+
+
+def loop_candidates(max_steps: int) -> list[EpisodeLoop]:
+    """The episode loops measured for a task of ``max_steps`` steps: the while loop (first,
+    measured with the layouts), the scan one step and :data:`UNROLL` steps per iteration,
+    and the chunked loop in blocks of ``max_steps`` over each of :data:`BLOCKS` (those of 2
+    or more steps, and fewer than ``max_steps``). One step: the while loop alone."""
+    if max_steps == 1:
+        return [EpisodeLoop()]
+    blocks = sorted({math.ceil(max_steps / n) for n in BLOCKS} & set(range(2, max_steps)))
+    return [
+        EpisodeLoop(),
+        EpisodeLoop("scan"),
+        EpisodeLoop("scan", unroll=min(UNROLL, max_steps)),
+        *(EpisodeLoop("chunked", block=block) for block in blocks),
+    ]
 
 
 def chunk_candidates(units: int, group: int = 1) -> list[int]:
@@ -106,17 +128,19 @@ def choose(
     budget_generations: float = BUDGET_GENERATIONS,
     clock: Callable[[], float] = time.perf_counter,
     min_budget_seconds: float = MIN_BUDGET_SECONDS,
+    loops: Sequence[EpisodeLoop] = (EpisodeLoop(),),
 ) -> Choice:
     """The fastest layout found by a local search that measures as few candidates as it can.
 
-    The search starts at the group size ``chunks[start]`` of the first option; each further
-    round measures the unmeasured neighbours of the best layout so far (the next smaller and
-    larger group on its devices, and the same group on the other device counts), until none
-    is left or the next round would take tuning past ``budget_generations`` generations of
-    the best layout or ``min_budget_seconds``, whichever is longer (a round costing what the
-    rounds so far cost per candidate, times the threads). A round's candidates compile in
-    parallel threads and are timed one after another: a first call each, and one more for
-    those within :data:`CLOSE` of the best.
+    The search starts at the group size ``chunks[start]`` of the first option, in the first
+    of ``loops``; each further round measures the unmeasured neighbours of the best layout
+    so far (the next smaller and larger group on its devices, and the same group on the
+    other device counts). Where none is left, one more round measures the best layout in
+    each of the other ``loops``. It stops before a round that would take tuning past
+    ``budget_generations`` generations of the best layout or ``min_budget_seconds``,
+    whichever is longer (a round costing what the rounds so far cost per candidate, times
+    the threads). A round's candidates compile in parallel threads and are timed one after
+    another: a first call each, and one more for those within :data:`CLOSE` of the best.
 
     Args:
         compile: compiles a layout's program, returning a function that runs it once and
@@ -127,6 +151,7 @@ def choose(
         budget_generations: see above.
         clock: seconds now, for the budget (``compile``'s timers have their own).
         min_budget_seconds: see above.
+        loops: the episode loops: the first is the layouts', the others are measured last.
 
     Returns:
         the :class:`Choice`.
@@ -135,8 +160,10 @@ def choose(
     chunks = {devices: list(sizes) for devices, sizes in options}
     timings: dict[Layout, float] = {}
     devices, sizes = options[0]
-    frontier = [Layout(devices, list(sizes)[start])]
+    loop, *other_loops = loops
+    frontier = [Layout(devices, list(sizes)[start], loop)]
     workers = os.cpu_count() or 1
+    searching = True  # the layouts' search; then the round of the other loops
     with ThreadPoolExecutor(max_workers=workers) as pool:
         while frontier:
             timers = list(pool.map(compile, frontier))
@@ -148,13 +175,19 @@ def choose(
             best = min(timings, key=timings.__getitem__)
             spent = clock() - begin
             per_round = spent / len(timings) * workers  # a round of `workers` candidates
-            if spent + per_round > max(budget_generations * timings[best], min_budget_seconds):
+            budget = max(budget_generations * timings[best], min_budget_seconds)
+            if spent + per_round > budget or not searching:
                 break
             sizes = chunks[best.devices]
             i = sizes.index(best.pop_chunk)
-            near = [Layout(best.devices, sizes[j]) for j in (i - 1, i + 1) if 0 <= j < len(sizes)]
-            near += [Layout(d, best.pop_chunk) for d in chunks if best.pop_chunk in chunks[d]]
+            near = [
+                Layout(best.devices, sizes[j], loop) for j in (i - 1, i + 1) if 0 <= j < len(sizes)
+            ]
+            near += [Layout(d, best.pop_chunk, loop) for d in chunks if best.pop_chunk in chunks[d]]
             frontier = [layout for layout in near if layout not in timings]
+            if not frontier:
+                searching = False
+                frontier = [dataclasses.replace(best, loop=other) for other in other_loops]
     best = min(timings, key=timings.__getitem__)
     return Choice(
         layout=best,
@@ -176,6 +209,7 @@ def choose_cached(
     compile: Callable[[Layout], Callable[[], float]],
     start: Callable[[], tuple[int, bool]],
     clock: Callable[[], float] = time.perf_counter,
+    loops: Sequence[EpisodeLoop] = (EpisodeLoop(),),
 ) -> Choice:
     """:func:`choose`, measured once per ``signature()`` (called only where layouts are
     measured, see :func:`measuring`) on this machine.
@@ -185,22 +219,23 @@ def choose_cached(
     it at no cost and, since the layout can change results in the last bits, repeat them
     exactly. In a run of several processes nothing is measured (their programs must agree),
     nor where the environment variable ``EVOLAX_MEASURE_LAYOUT`` is ``0``: the first option
-    (the most devices) is taken with each device's whole share at once. ``start`` gives the
-    index of the first option's group size the search starts at, and whether measuring is
-    worth its cost (if not, that start is taken: ``source="cost model"``); ``clock`` gives
-    the seconds now (:func:`choose`).
+    (the most devices) is taken with each device's whole share at once, in the first of
+    ``loops``. ``start`` gives the index of the first option's group size the search starts
+    at, and whether measuring is worth its cost (if not, that start is taken:
+    ``source="cost model"``); ``clock`` gives the seconds now and ``loops`` the episode loops
+    (:func:`choose`).
     """
     if not measuring():
         devices, chunks = options[0]  # the most devices, each's whole share at once
-        return Choice(Layout(devices, chunks[-1]), math.nan, 0.0, (), source="unmeasured")
+        return Choice(Layout(devices, chunks[-1], loops[0]), math.nan, 0.0, (), "unmeasured")
     key = signature()
     if key in _CHOICES:
         return _CHOICES[key]
-    known = {(d, c) for d, chunks in options for c in chunks}
-    stored = _read_store().get(key)
-    if stored is not None and (stored["devices"], stored["pop_chunk"]) in known:
-        layout = Layout(stored["devices"], stored["pop_chunk"])
-        choice = Choice(layout, stored["seconds"], 0.0, (), source="cache")
+    known = {Layout(d, c, loop) for d, chunks in options for c in chunks for loop in loops}
+    stored = _read_store().get(key, {})
+    cached = _stored_layout(stored)
+    if cached in known:
+        choice = Choice(cached, stored["seconds"], 0.0, (), source="cache")
     else:
 
         def measure() -> Choice:
@@ -208,11 +243,11 @@ def choose_cached(
             first, worth = start()
             if not worth:
                 devices, chunks = options[0]
-                layout = Layout(devices, list(chunks)[first])
+                layout = Layout(devices, list(chunks)[first], loops[0])
                 guess = Choice(layout, math.nan, clock() - begin, (), "cost model")
                 _write_store(key, guess)
                 return guess
-            measured = choose(compile, options, first, clock=clock)
+            measured = choose(compile, options, first, clock=clock, loops=loops)
             _write_store(key, measured)  # the cost includes making the stand-ins
             return dataclasses.replace(measured, tuning_seconds=clock() - begin)
 
@@ -237,6 +272,15 @@ def _read_store() -> dict[str, Any]:
         return json.loads(_store_path().read_text())
     except (OSError, ValueError):  # none yet, or unreadable: measure again
         return {}
+
+
+def _stored_layout(entry: Any) -> Layout | None:
+    """The layout of a cache file's entry (``None``: none, or unreadable). An entry written
+    before loops were measured holds none: the while loop."""
+    try:
+        return Layout.read(entry) if isinstance(entry["seconds"], float | int) else None
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _write_store(signature: str, choice: Choice) -> None:
@@ -342,9 +386,11 @@ def choose_layout(
 ) -> Choice:
     """The :class:`~evolax.layout.Choice` of layout for ``trainer`` training ``state`` (one
     seed's): its explicit settings, else the fastest candidates among those ``"auto"``
-    allows, measured now or once per shape (:func:`choose_cached`) on stand-in individuals
-    around the algorithm's best genome, for a step ``vmap``-ped over ``seeds`` runs (``seeds``
-    times a group's individuals then share each evaluation). ``clock`` gives the seconds now,
+    allows (devices, groups, and for ``loop="auto"`` the episode loops of
+    :func:`loop_candidates`, for the fastest devices and groups), measured now or once per
+    shape (:func:`choose_cached`) on stand-in individuals around the algorithm's best genome,
+    for a step ``vmap``-ped over ``seeds`` runs (``seeds`` times a group's individuals then
+    share each evaluation). ``clock`` gives the seconds now,
     by which the lowering, the candidates and the budget are timed (a test passes its own, so
     that the decisions do not depend on the machine's load). Set it with
     :meth:`Trainer.with_layout <evolax.trainer.Trainer.with_layout>`."""
@@ -367,9 +413,13 @@ def choose_layout(
             chunks = [local if trainer.pop_chunk is None else cast(int, trainer.pop_chunk)]
         options.append((devices, chunks))
         meshes[devices] = mesh
-    if len(options) == 1 and len(options[0][1]) == 1:
+    if trainer.loop == "auto" and not trainer.fixed_length:
+        loops = loop_candidates(trainer.task.max_steps)
+    else:  # given, or the scan (fixed_length)
+        loops = [trainer.placed_loop]
+    if len(options) == 1 and len(options[0][1]) == 1 and len(loops) == 1:
         devices, (chunk,) = options[0]
-        return Choice(Layout(devices, chunk), math.nan, 0.0, (), "explicit")
+        return Choice(Layout(devices, chunk, loops[0]), math.nan, 0.0, (), "explicit")
 
     stand_in: dict[str, Any] = {}  # concrete inputs, made once `start` runs
 
@@ -393,6 +443,7 @@ def choose_layout(
                 mesh=mesh,
                 pop_chunk=layout.pop_chunk,
                 split=split,
+                loop=layout.loop,
             )
 
         noise = np.random.default_rng(n_eval)  # stand-in parameters: N(centre, 0.1^2)
@@ -446,7 +497,7 @@ def choose_layout(
         # the whole share's program (the search's likely start): its size, bytes per
         # individual by XLA's cost analysis
         begin = clock()
-        lowered, _, _ = program(Layout(devices, chunks[-1]), 1)
+        lowered, _, _ = program(Layout(devices, chunks[-1], loops[0]), 1)
         worth = clock() - begin <= MAX_LOWERING_SECONDS
         if platform != "cpu":
             return len(chunks) - 1, worth
@@ -465,9 +516,10 @@ def choose_layout(
             (population, key, obs_stats),
             options,
             seeds,
+            loops,
         )
 
-    return choose_cached(what, options, compile, start, clock)
+    return choose_cached(what, options, compile, start, clock, loops)
 
 
 def place(trainer: Trainer, state: TrainState, seeds: int = 1) -> Trainer:

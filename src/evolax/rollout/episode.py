@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float, Int
 
+from evolax.layout import EpisodeLoop, loop_for
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
 from evolax.population import materialize, pop_axes
@@ -74,15 +76,18 @@ def run_episodes(
     population: Population,
     initial: tuple[Any, ...],
     fixed_length: bool = False,
+    loop: EpisodeLoop | None = None,
 ) -> tuple[Float[Array, "pop repeats *agents_objectives"], Int[Array, "pop repeats"], Any]:
     """Every individual of ``population`` plays every episode of ``initial`` (see
     :func:`initial_states`) to its first ``done`` or ``task.max_steps``.
 
-    Rewards after an episode's ``done`` are ignored, and the loop stops once every episode is
-    done (with ``fixed_length``, a ``lax.scan`` runs all ``task.max_steps`` steps, which
-    reverse-mode differentiation can go through). The policy is batched over repeats with
-    shared parameters, then over the population, so a dense layer runs as a batched matmul
-    ``[pop, repeats, in] @ [pop, in, out]``.
+    Rewards after an episode's ``done`` are ignored. The steps run in ``loop``
+    (:class:`~evolax.layout.EpisodeLoop`; default: a ``lax.while_loop`` that stops once every
+    episode is done); with ``fixed_length``, in a ``lax.scan`` over all ``task.max_steps``
+    steps, which reverse-mode differentiation can go through. Every loop gives the same
+    results. The policy is batched over repeats with shared parameters, then over the
+    population, so a dense layer runs as a batched matmul ``[pop, repeats, in] @ [pop, in,
+    out]``.
 
     Returns:
         ``(returns, lengths, final)``: each episode's total reward (per agent of a
@@ -90,6 +95,7 @@ def run_episodes(
         ``done``, and the task states it ended in (for
         the records of wrapped tasks), all with leading axes ``[pop, repeats]``.
     """
+    loop = loop_for(loop, fixed_length)
     pop_size = population_size(population)
     population = materialize(population)  # seed-held members: drawn once per episode batch
     population = prepare(policy, population)
@@ -130,6 +136,12 @@ def run_episodes(
         t, *_, alive = carry
         return (t < task.max_steps) & jnp.any(alive)
 
+    def scan(advance, carry, length):
+        carry, _ = jax.lax.scan(
+            lambda c, _: (advance(c), None), carry, length=length, unroll=loop.unroll
+        )
+        return carry
+
     carry = (
         jnp.zeros([], jnp.int32),
         task_state,
@@ -138,9 +150,25 @@ def run_episodes(
         jnp.zeros((pop_size, n_repeats), jnp.int32),
         jnp.ones((pop_size, n_repeats), bool),
     )
-    if fixed_length:
-        carry, _ = jax.lax.scan(lambda c, _: (body(c), None), carry, length=task.max_steps)
+    if loop.form == "scan":  # every step; those after an episode's end masked (`alive`)
+        carry = scan(body, carry, task.max_steps)
+    elif loop.form == "chunked":
+        block = min(cast(int, loop.block), task.max_steps)
+        # where the last block runs past max_steps, those steps leave the carry as it was
+        advance = body if task.max_steps % block == 0 else _within(body, task.max_steps)
+        carry = jax.lax.while_loop(cond, lambda c: scan(advance, c, block), carry)
     else:
         carry = jax.lax.while_loop(cond, body, carry)
     _, task_state, _, returns, lengths, _ = carry
     return returns, lengths, task_state
+
+
+def _within(body: Callable[[Any], Any], max_steps: int) -> Callable[[Any], Any]:
+    """``body`` (of a carry whose first entry is the step count ``t``) where ``t <
+    max_steps``; the carry unchanged from there on."""
+
+    def step(carry):
+        new = body(carry)
+        return jax.tree.map(lambda n, o: jax.lax.select(carry[0] < max_steps, n, o), new, carry)
+
+    return step

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, PyTree
 
 from evolax.compiled import compiled
+from evolax.layout import EpisodeLoop
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.population import map_batched, materialize, per_part
@@ -105,6 +106,7 @@ def evaluate(
     obs_stats: ObsStats | None = None,
     descriptors: bool = False,
     fixed_length: bool = False,
+    loop: EpisodeLoop | None = None,
 ) -> tuple[Fitness, EvalInfo]:
     """Run every individual for ``n_repeats`` episodes; fitness is the mean episode return.
 
@@ -134,7 +136,9 @@ def evaluate(
             ``info.descriptors`` (the task must define ``Task.descriptor``).
         fixed_length: run every episode for ``task.max_steps`` steps (``lax.scan``, the steps
             after ``done`` masked out) rather than stopping once all are done: the same
-            results, and reverse-mode ``jax.grad`` goes through it.
+            results, and reverse-mode ``jax.grad`` goes through it. It overrides ``loop``.
+        loop: the loop the episodes step in (:class:`~evolax.layout.EpisodeLoop`; ``None``:
+            the while loop); every form gives the same results.
 
     Called eagerly, it compiles once per configuration (:mod:`evolax.compiled`).
 
@@ -143,7 +147,15 @@ def evaluate(
         each objective) and an :class:`EvalInfo`.
     """
     return evaluate_shard(
-        policy, task, population, key, n_repeats, obs_stats, descriptors, fixed_length=fixed_length
+        policy,
+        task,
+        population,
+        key,
+        n_repeats,
+        obs_stats,
+        descriptors,
+        fixed_length=fixed_length,
+        loop=loop,
     )
 
 
@@ -159,13 +171,14 @@ def evaluate_shard(
     pop_chunk: int | None = None,
     split_repeats: bool = False,
     fixed_length: bool = False,
+    loop: EpisodeLoop | None = None,
 ) -> tuple[Fitness, EvalInfo]:
     """:func:`evaluate` of one device's share, in groups (the mechanism behind
     :func:`~evolax.rollout.sharded.evaluate_on`).
 
     Args:
-        policy, task, population, key, n_repeats, obs_stats, descriptors, fixed_length: as
-            :func:`evaluate`'s.
+        policy, task, population, key, n_repeats, obs_stats, descriptors, fixed_length, loop:
+            as :func:`evaluate`'s.
         axis_name: when called per device inside ``shard_map``, the mesh axis the devices
             share the work along; the observation statistics are summed over it, so every
             device ends with the statistics of the whole evaluation.
@@ -208,7 +221,7 @@ def evaluate_shard(
         initial = _local_repeats(initial, n_repeats, axis_name)
 
     def play(group: Population) -> tuple[Array, Array, PyTree, PyTree]:
-        returns, lengths, final = run_episodes(policy, task, group, initial, fixed_length)
+        returns, lengths, final = run_episodes(policy, task, group, initial, fixed_length, loop)
         sums = () if obs_stats is None else unwrap(final, NormalizedState).sums
         desc = unwrap(final, DescribedState).descriptor if descriptors else ()
         return returns, lengths, sums, desc

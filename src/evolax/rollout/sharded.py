@@ -16,6 +16,7 @@ import jax
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
+from evolax.layout import EpisodeLoop
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.population import per_part
@@ -56,12 +57,13 @@ def evaluate_on(
     pop_chunk: int | None = None,
     split: str | None = "auto",
     fixed_length: bool = False,
+    loop: EpisodeLoop | None = None,
 ) -> tuple[Fitness, EvalInfo]:
     """:func:`~evolax.rollout.evaluate` on an explicit layout: over ``mesh``'s devices
     (``None``: one device), each evaluating its share in groups of ``pop_chunk`` individuals
     (``None``: all at once). The devices split ``split``: ``"pop"`` or ``"repeats"``
     (``"auto"``: :func:`mesh_split`'s choice); the results equal one device's.
-    ``fixed_length``: as :func:`~evolax.rollout.evaluate`'s."""
+    ``fixed_length`` and ``loop`` (the episode loop): as :func:`~evolax.rollout.evaluate`'s."""
     if split == "auto":
         split = mesh_split(mesh, population_size(population), n_repeats, task)
     if mesh is None:
@@ -80,6 +82,7 @@ def evaluate_on(
             pop_chunk,
             split_repeats=split == "repeats",
             fixed_length=fixed_length,
+            loop=loop,
         )
 
     if split is None:
