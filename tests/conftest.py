@@ -20,6 +20,8 @@ os.environ.setdefault(
     "JAX_COMPILATION_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"evolax-test-jit-{RUN_ID}")
 )
 jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
+# every program, however quick to compile: tests build the same small trainers again and again
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 # the tests' own process keeps JAX's one CPU device (importing evolax would ask for one per
 # core: tests/test_sharding.py checks that); the commands they start get the library's default
 os.environ["EVOLAX_CPU_DEVICES"] = "1"

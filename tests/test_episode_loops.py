@@ -231,13 +231,16 @@ def test_fixed_length_is_the_scan_whatever_the_layout():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        (dict(form="for"), "form must be one of 'while', 'scan', 'chunked', got 'for'"),
+        (dict(form="for"), "form must be one of 'while', 'scan', 'chunked', 'fused', got 'for'"),
         (dict(form="scan", unroll=0), "unroll must be a positive integer, got 0"),
         (dict(form="scan", unroll=2.0), "unroll must be a positive integer, got 2.0"),
         (dict(unroll=2), "unroll must be 1 for form='while'"),
         (dict(form="chunked"), "block must be a positive integer, got None"),
         (dict(form="chunked", block=0), "block must be a positive integer, got 0"),
-        (dict(form="scan", block=4), "block is for form='chunked' only, got block=4"),
+        (dict(form="scan", block=4), "block is for form='chunked' or 'fused' only, got block=4"),
+        (dict(form="fused"), "block must be a positive integer, got None"),
+        (dict(form="fused", block=8, unroll=2), "unroll must be 1 for form='fused', got 2"),
+        (dict(form="scan", interpret=True), "interpret is for form='fused' only"),
     ],
 )
 def test_bad_loops_are_refused_in_one_line(kwargs, message):

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from evolax import MLP, CartPoleSwingUp, ObsStats
+from evolax import MLP, PGPE, CartPoleSwingUp, EpisodeLoop, ObsStats, Trainer
 from evolax.policies import Direct
 from evolax.rollout import NormalizeObs, RecordDescriptor
 from evolax.rollout.episode import initial_states, run_episodes, transition
@@ -160,3 +160,22 @@ def test_the_kernel_lowers_for_a_gpu_with_triton():
             disabled_checks=[jax.export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")],
         )(pop, initial)
         assert "xla.gpu.triton" in export.mlir_module()
+
+
+def test_the_fused_loop_form_runs_the_kernel_in_a_trainer():
+    """`EpisodeLoop("fused")` is the kernel inside the trainer's evaluation: the same fitness
+    as the while loop's to round-off, generation after generation."""
+    common = dict(
+        algorithm=PGPE(pop_size=4),
+        policy=MLP(hidden_sizes=(4,)),
+        task=CartPoleSwingUp(max_steps=30),
+        n_repeats=2,
+        mesh=None,
+        pop_chunk=None,
+    )
+    fused = EpisodeLoop("fused", block=16, interpret=True)
+    runs = [
+        jax.jit(lambda s, t=t: t.run(s, 2))(t.init(jax.random.key(0)))[1]["fitness_mean"]
+        for t in (Trainer(**common), Trainer(**common, loop=fused))
+    ]
+    np.testing.assert_allclose(runs[1], runs[0], rtol=RTOL)

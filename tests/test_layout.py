@@ -105,6 +105,10 @@ def test_loop_candidates_are_the_while_loop_first_then_scans_and_blocks():
     assert loop_candidates(20) == [WHILE, SCAN, SCAN4, EpisodeLoop("chunked", block=3)]
     assert loop_candidates(3) == [WHILE, SCAN, EpisodeLoop("scan", unroll=3)]  # no block fits
     assert loop_candidates(1) == [WHILE]  # one step: no loop to choose
+    # on an accelerator, for a policy and task the kernel runs: the fused kernel too
+    fused = [EpisodeLoop("fused", block=b) for b in (64, 256)]
+    assert loop_candidates(1000, fused=True) == [WHILE, SCAN, SCAN4, *chunked, *fused]
+    assert loop_candidates(20, fused=True)[-1:] == [EpisodeLoop("fused", block=20)]
 
 
 def test_choose_measures_the_loops_last_at_the_fastest_layout():
@@ -153,8 +157,11 @@ def ticks(seconds=1e-3):
 
 @pytest.fixture
 def measuring(monkeypatch, tmp_path):
-    """Layouts measured as for a user: no switch off, an empty cache file, no process cache."""
+    """Layouts measured as for a user: no switch off, an empty cache file, no process cache;
+    no minimum budget (test_choose_may_always_spend_its_minimum_budget checks it), so these
+    searches end as soon as their budget of generations does."""
     monkeypatch.delenv(tuner.MEASURE_ENV, raising=False)
+    monkeypatch.setattr(tuner, "MIN_BUDGET_SECONDS", 0.0)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(tuner, "_CHOICES", {})
     return tmp_path / "evolax" / tuner.CACHE_FILE
@@ -229,7 +236,7 @@ def test_a_run_records_its_layout_and_resumes_with_it(measuring, tmp_path):
     common = dict(log_interval=2, test_interval=2, n_test_episodes=2, progress=False)
     kept = Layout(1, 8, EpisodeLoop("chunked", block=7))
     first = train(_trainer().with_layout(kept), 2, run_dir=run_dir, **common)
-    chunked = {"form": "chunked", "unroll": 1, "block": 7}
+    chunked = {"form": "chunked", "unroll": 1, "block": 7, "interpret": False}
     assert first.summary["layout"] == {"devices": 1, "pop_chunk": 8, "loop": chunked}
     assert first.summary["layout_source"] == "explicit"
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]

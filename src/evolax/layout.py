@@ -9,9 +9,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-#: The episode loop's forms: stop once every episode has ended, a fixed-length scan, or
-#: scanned blocks with a test between them.
-FORMS = ("while", "scan", "chunked")
+#: The episode loop's forms: stop once every episode has ended, a fixed-length scan, scanned
+#: blocks with a test between them, or blocks of steps fused into one kernel launch.
+FORMS = ("while", "scan", "chunked", "fused")
 
 
 def _check_count(name: str, value: Any) -> None:
@@ -31,6 +31,11 @@ class EpisodeLoop:
     - ``"chunked"``: a ``lax.while_loop`` whose body scans ``block`` steps, testing after
       each block whether every episode has ended; steps past ``task.max_steps`` in the last
       block change nothing.
+    - ``"fused"``: ``block`` steps per launch of a Pallas kernel
+      (:func:`~evolax.rollout.fused.run_fused_episodes`), for the policies and tasks
+      :func:`~evolax.rollout.fused.fused_supported` accepts; the returns equal the other
+      forms' to float32 round-off. ``interpret`` runs the kernel as XLA operations (a CPU's
+      only way: for tests); otherwise it compiles for a GPU.
 
     An accelerator runs a loop iteration per host-visible test: the scan and the chunked
     forms run few, and fuse steps. :mod:`evolax.placement` measures which is fastest.
@@ -39,12 +44,15 @@ class EpisodeLoop:
         form: ``"while"``, ``"scan"`` or ``"chunked"``.
         unroll: steps per iteration of the scan (``"scan"``, ``"chunked"``), positive; ``1``
             for ``"while"``.
-        block: steps between tests (``"chunked"`` only, positive); ``None`` otherwise.
+        block: steps between tests (``"chunked"``), or per kernel launch (``"fused"``),
+            positive; ``None`` otherwise.
+        interpret: ``"fused"`` only: the kernel as XLA operations.
     """
 
     form: str = "while"
     unroll: int = 1
     block: int | None = None
+    interpret: bool = False
 
     def __post_init__(self):
         if self.form not in FORMS:
@@ -57,13 +65,17 @@ class EpisodeLoop:
                 f"unroll must be 1 for form='while' (it steps once per iteration), got "
                 f"{self.unroll!r}: take form='scan' or 'chunked' to unroll"
             )
-        if self.form == "chunked":
+        if self.form in ("chunked", "fused"):
             _check_count("block", self.block)
         elif self.block is not None:
             raise ValueError(
-                f"block is for form='chunked' only, got block={self.block!r} with "
+                f"block is for form='chunked' or 'fused' only, got block={self.block!r} with "
                 f"form={self.form!r}"
             )
+        if self.form == "fused" and self.unroll != 1:
+            raise ValueError(f"unroll must be 1 for form='fused', got {self.unroll!r}")
+        if self.interpret and self.form != "fused":
+            raise ValueError(f"interpret is for form='fused' only, got form={self.form!r}")
 
     @classmethod
     def read(cls, record: Mapping[str, Any] | None) -> EpisodeLoop:

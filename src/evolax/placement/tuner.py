@@ -33,6 +33,7 @@ from jax.sharding import Mesh
 from evolax.cache import cache_dir
 from evolax.layout import Choice, EpisodeLoop, Layout
 from evolax.population import has_shared, is_shared
+from evolax.rollout.fused import fused_supported
 from evolax.rollout.sharded import evaluate_on, local_share, mesh_split
 from evolax.rollout.teams import agents_per_unit
 from evolax.sharding import POP_AXIS
@@ -76,21 +77,28 @@ UNROLL = 4
 #: The chunked loop's candidates: episodes in about this many blocks (8: at most an eighth
 #: of the steps run after every episode has ended; 32: more tests, fewer wasted steps).
 BLOCKS = (8, 32)
+#: The fused kernel's candidates (accelerators only): steps per launch.
+LAUNCH_STEPS = (64, 256)
 
 
-def loop_candidates(max_steps: int) -> list[EpisodeLoop]:
+def loop_candidates(max_steps: int, fused: bool = False) -> list[EpisodeLoop]:
     """The episode loops measured for a task of ``max_steps`` steps: the while loop (first,
     measured with the layouts), the scan one step and :data:`UNROLL` steps per iteration,
-    and the chunked loop in blocks of ``max_steps`` over each of :data:`BLOCKS` (those of 2
-    or more steps, and fewer than ``max_steps``). One step: the while loop alone."""
+    the chunked loop in blocks of ``max_steps`` over each of :data:`BLOCKS` (those of 2 or
+    more steps, and fewer than ``max_steps``) and, with ``fused`` (an accelerator, and a
+    policy and task :func:`~evolax.rollout.fused.fused_supported` accepts), the fused kernel
+    at each of :data:`LAUNCH_STEPS` steps per launch (at most ``max_steps``). One step: the
+    while loop alone."""
     if max_steps == 1:
         return [EpisodeLoop()]
     blocks = sorted({math.ceil(max_steps / n) for n in BLOCKS} & set(range(2, max_steps)))
+    launches = sorted({min(n, max_steps) for n in LAUNCH_STEPS}) if fused else []
     return [
         EpisodeLoop(),
         EpisodeLoop("scan"),
         EpisodeLoop("scan", unroll=min(UNROLL, max_steps)),
         *(EpisodeLoop("chunked", block=block) for block in blocks),
+        *(EpisodeLoop("fused", block=steps) for steps in launches),
     ]
 
 
@@ -127,7 +135,7 @@ def choose(
     start: int,
     budget_generations: float = BUDGET_GENERATIONS,
     clock: Callable[[], float] = time.perf_counter,
-    min_budget_seconds: float = MIN_BUDGET_SECONDS,
+    min_budget_seconds: float | None = None,
     loops: Sequence[EpisodeLoop] = (EpisodeLoop(),),
 ) -> Choice:
     """The fastest layout found by a local search that measures as few candidates as it can.
@@ -150,7 +158,7 @@ def choose(
         start: the index of the first group size measured, in the first option's.
         budget_generations: see above.
         clock: seconds now, for the budget (``compile``'s timers have their own).
-        min_budget_seconds: see above.
+        min_budget_seconds: see above (``None``: :data:`MIN_BUDGET_SECONDS`).
         loops: the episode loops: the first is the layouts', the others are measured last.
 
     Returns:
@@ -175,7 +183,8 @@ def choose(
             best = min(timings, key=timings.__getitem__)
             spent = clock() - begin
             per_round = spent / len(timings) * workers  # a round of `workers` candidates
-            budget = max(budget_generations * timings[best], min_budget_seconds)
+            floor = MIN_BUDGET_SECONDS if min_budget_seconds is None else min_budget_seconds
+            budget = max(budget_generations * timings[best], floor)
             if spent + per_round > budget or not searching:
                 break
             sizes = chunks[best.devices]
@@ -414,7 +423,13 @@ def choose_layout(
         options.append((devices, chunks))
         meshes[devices] = mesh
     if trainer.loop == "auto" and not trainer.fixed_length:
-        loops = loop_candidates(trainer.task.max_steps)
+        # the fused kernel: compiled for an accelerator, on a task the trainer leaves unwrapped
+        fused = (
+            jax.devices()[0].platform != "cpu"
+            and not (trainer.normalize_obs or trainer.uses_descriptors)
+            and fused_supported(trainer.policy, trainer.task)
+        )
+        loops = loop_candidates(trainer.task.max_steps, fused)
     else:  # given, or the scan (fixed_length)
         loops = [trainer.placed_loop]
     if len(options) == 1 and len(options[0][1]) == 1 and len(loops) == 1:

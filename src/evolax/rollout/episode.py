@@ -13,6 +13,7 @@ from evolax.layout import EpisodeLoop, loop_for
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
 from evolax.population import materialize, pop_axes
+from evolax.rollout.fused import run_fused_episodes
 from evolax.tasks.base import Task
 from evolax.types import Done, Params, Population, PRNGKey, Reward
 from evolax.validation import population_size
@@ -96,6 +97,15 @@ def run_episodes(
         the records of wrapped tasks), all with leading axes ``[pop, repeats]``.
     """
     loop = loop_for(loop, fixed_length)
+    if loop.form == "fused" and task.max_steps > 1:
+        return run_fused_episodes(
+            policy,
+            task,
+            population,
+            initial,
+            steps_per_launch=cast(int, loop.block),
+            interpret=loop.interpret,
+        )
     pop_size = population_size(population)
     population = materialize(population)  # seed-held members: drawn once per episode batch
     population = prepare(policy, population)
