@@ -121,7 +121,7 @@ def arrange_cpu_devices(environ: Mapping[str, str] = os.environ) -> int | None:
                 stacklevel=3,
             )
         return None
-    if n == 1 or _count_in_xla_flags() or jax.config.jax_num_cpu_devices >= 0:
+    if n == 1 or _count_in_xla_flags() or getattr(jax.config, "jax_num_cpu_devices", -1) >= 0:
         return None
     jax.config.update("jax_num_cpu_devices", n)
     return n
