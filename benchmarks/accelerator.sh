@@ -61,7 +61,8 @@ fi
 # the accelerator's share of the CPU table: the largest cases of each family (each case's row
 # is written as soon as it is measured)
 run evosax 150 python3 benchmarks/evosax_speed.py --rounds 3 --generations 20 \
-    --quality-generations 50 --cases open_es,pgpe,snes,sep_cma_es,cma_es,simple_ga,de,pso
+    --quality-generations 50 \
+    --cases open_es,pgpe,snes,sep_cma_es,cma_es,simple_ga,de,pso,simple_ga_small,de_small,pso_small
 run brax 130 python3 benchmarks/brax_throughput.py --pop-size 256 --n-repeats 16 --max-steps 1000 \
     --rounds 2
 # the paper's network and population (the seq2seq preset's), for 30 s with compiling

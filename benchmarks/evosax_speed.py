@@ -72,6 +72,10 @@ CASES = {
     "gesmr_ga": Case("GESMR_GA", MEDIUM, 1024, 0.05),
     "de": Case("DifferentialEvolution", MEDIUM, 1024, 0.05),
     "pso": Case("PSO", MEDIUM, 1024, 0.05, options=(("per_particle_draws", True),)),
+    # the population algorithms at a small size too, where a generation is a few launches
+    "simple_ga_small": Case("SimpleGA", 100, 128, 0.05),
+    "de_small": Case("DifferentialEvolution", 100, 128, 0.05),
+    "pso_small": Case("PSO", 100, 128, 0.05, options=(("per_particle_draws", True),)),
     "hill_climbing": Case("HillClimbing", MEDIUM, 1024, 0.05),
     "simulated_annealing": Case("SimulatedAnnealing", MEDIUM, 1024, 0.05),
     "gradientless_descent": Case("GradientlessDescent", MEDIUM, 1024, 0.05),
@@ -102,7 +106,8 @@ def evolax_loop(case: str):
     # evolax 0.1.0 (a --baseline checkout) called OpenES's initial std `sigma`, had no key in
     # `tell` and no REGISTRY
     old_api = "key" not in inspect.signature(algorithms.Algorithm.tell).parameters
-    cls = _old_class(case) if old_api else algorithms.REGISTRY[case]
+    name = case.removesuffix("_small")  # the registered algorithm of a size's case
+    cls = _old_class(name) if old_api else algorithms.REGISTRY[name]
     kwargs = {"sigma" if old_api and case == "open_es" else "init_std": c.std}
     if c.lr is not None:
         kwargs["optimizer"] = optax.adam(c.lr)
