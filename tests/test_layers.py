@@ -42,7 +42,7 @@ LAYERS: list[list[str]] = [
     ],
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],
     ["evolax.rollout", "evolax.render", "evolax.coco"],
-    ["evolax.trainer"],
+    ["evolax.trainer", "evolax.multitask"],
     ["evolax.placement"],
     ["evolax.runner", "evolax.hooks", "evolax.checkpoint"],
     ["evolax.config", "evolax.legacy", "evolax.runs"],
@@ -52,6 +52,7 @@ LAYER_1, PEERS = 1, 2  # layer 1: any import among its modules (no cycles); abov
 # the imports allowed within one layer above 2: (importer, imported)
 SAME_LAYER = {
     ("evolax.render", "evolax.rollout"),
+    ("evolax.trainer", "evolax.multitask"),
     ("evolax.runner", "evolax.checkpoint"),
     ("evolax.runner", "evolax.hooks"),
     ("evolax.hooks", "evolax.checkpoint"),

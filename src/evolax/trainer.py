@@ -17,6 +17,7 @@ from jaxtyping import Array, Float, Int
 from evolax.algorithms.base import Algorithm
 from evolax.compiled import compiled, explained_hash
 from evolax.layout import EpisodeLoop, Layout, loop_for
+from evolax.multitask import check_task_set, evaluate_per_task
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
 from evolax.policies.team import replicate
@@ -199,6 +200,11 @@ class Trainer(eqx.Module):
                 f"task {type(self.task).__name__} is stepped {where}: train it with evolax."
                 f"{which}(...) (same arguments; evolax.train and the evolax command choose it)"
             )
+        if self.chooses_tasks:  # multi-task MAP-Elites: each member on its own task
+            who = type(self.algorithm).__name__
+            check_task_set(self.task, self.algorithm.n_tasks, who)  # type: ignore[attr-defined]
+            if self.normalize_obs or self.hosted:
+                raise ValueError(f"{who} evaluates in JAX without normalize_obs")
         if self.uses_descriptors and self.task.descriptor_bounds is None:
             raise ValueError(
                 f"{type(self.algorithm).__name__} needs behaviour descriptors, but task "
@@ -217,6 +223,13 @@ class Trainer(eqx.Module):
     def uses_descriptors(self) -> bool:
         """Whether the algorithm declares behaviour descriptors among its ``extra_inputs``."""
         return "descriptors" in self.algorithm.extra_inputs
+
+    @property
+    def chooses_tasks(self) -> bool:
+        """Whether the algorithm names each member's task (``chooses_tasks``, with
+        ``task_indices(state)``): each member is then evaluated on its own member of the
+        task's :class:`~evolax.tasks.ParamSet` (:func:`evolax.multitask.evaluate_per_task`)."""
+        return bool(getattr(self.algorithm, "chooses_tasks", False))
 
     @property
     def split(self) -> str | None:
@@ -343,7 +356,14 @@ class Trainer(eqx.Module):
         """One generation. Returns the new state and ``f32[]`` metrics of this generation."""
         obs_stats = state.obs_stats if self.normalize_obs else None
         population, algo_state, keys = self._ask(state)
-        fitness, info = self.evaluate(population, keys[1], obs_stats)
+        if self.chooses_tasks:
+            tasks = self.algorithm.task_indices(algo_state)  # type: ignore[attr-defined]
+            fitness, info = evaluate_per_task(
+                self.policy, self.task, population, tasks, keys[1], self.n_repeats,
+                self.uses_descriptors, self.fixed_length,
+            )  # fmt: skip
+        else:
+            fitness, info = self.evaluate(population, keys[1], obs_stats)
         return self._tell(state, population, algo_state, keys, fitness, info)
 
     @compiled

@@ -194,9 +194,22 @@ class CellArchive(Archive):
     def add(self, state, x, fitness, descriptors):
         """Offer the candidates (see :class:`Archive`); costs ``O(pop D + cells)``: elites are
         scattered, not rewritten."""
+        descriptors = self.check_descriptors(descriptors, x.shape[0])
+        return self.add_to_cells(state, x, fitness, descriptors, self._index(descriptors))
+
+    def add_to_cells(
+        self,
+        state: ArchiveState,
+        x: Float[Array, "pop dim"],
+        fitness: Float[Array, " pop"],
+        descriptors: Float[Array, "pop desc"],
+        cell: Int[Array, " pop"],
+    ) -> tuple[ArchiveState, Insertion]:
+        """:meth:`add` with each candidate's cell given (``i32[pop]``) rather than found from
+        its descriptor: multi-task MAP-Elites puts a child in the cell of the task it was
+        evaluated on."""
         pop = x.shape[0]
         descriptors = self.check_descriptors(descriptors, pop)
-        cell = self._index(descriptors)
         fitness = finite_fitness(fitness, pop, state.fitness.dtype)
         occupied = state.occupied[cell]
         threshold = jnp.where(occupied, state.threshold[cell], self.threshold_min)
@@ -224,7 +237,7 @@ class CellArchive(Archive):
             new_threshold = keep * threshold + (1.0 - keep) * mean
         else:
             new_threshold = fitness
-        state = state.replace(
+        state = state.replace(  # type: ignore[attr-defined]
             genomes=state.genomes.at[target].set(x.astype(state.genomes.dtype), mode="drop"),
             fitness=state.fitness.at[target].set(fitness, mode="drop"),
             descriptors=state.descriptors.at[target].set(

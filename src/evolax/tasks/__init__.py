@@ -1,13 +1,13 @@
 """Tasks (one environment each; evolax batches them)."""
 
 from evolax.tasks.action_cost import ActionCost, ActionCostState
-from evolax.tasks.arm import Arm, ArmState
+from evolax.tasks.arm import Arm, ArmState, MultiTaskArm, ReachParams, ReachState
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.tasks.brax import Brax, BraxTaskState
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
 from evolax.tasks.clip import CLIPScorer
 from evolax.tasks.craftax import Craftax
-from evolax.tasks.distributions import ParamSet, TaskDistribution, UniformParams
+from evolax.tasks.distributions import ParamSet, TaskDistribution, UniformParams, on_member
 from evolax.tasks.double_pole import DoublePole, DoublePoleState
 from evolax.tasks.evojax import EvoJAXTask
 from evolax.tasks.feet_contact import FeetContact, FeetContactState
@@ -38,6 +38,9 @@ from evolax.tasks.xor import XOR, XORState
 __all__ = [
     "TaskWrapper",
     "Arm",
+    "MultiTaskArm",
+    "ReachParams",
+    "ReachState",
     "ArmState",
     "ActionCost",
     "ActionCostState",
@@ -69,6 +72,7 @@ __all__ = [
     "MultiAgentWaterWorld",
     "Navix",
     "ParamSet",
+    "on_member",
     "Playground",
     "PlaygroundState",
     "Seq2SeqAddition",
@@ -97,6 +101,7 @@ __all__ = [
 REGISTRY = {
     "cartpole": CartPoleSwingUp,
     "arm": Arm,
+    "multi_task_arm": MultiTaskArm,
     "mnist": MNIST,
     "seq2seq": Seq2SeqAddition,
     "arithmetic": Arithmetic,

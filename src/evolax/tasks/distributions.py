@@ -5,11 +5,13 @@ held-out distribution measures how the result generalises."""
 from __future__ import annotations
 
 import abc
+from typing import Any
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float, PyTree
+from jax.flatten_util import ravel_pytree
+from jaxtyping import Array, Float, Int, PyTree
 
 from evolax.types import PRNGKey
 
@@ -60,6 +62,12 @@ class ParamSet(TaskDistribution):
         """Member ``index`` of the set."""
         return jax.tree.map(lambda leaf: leaf[index], self.members)
 
+    def vectors(self) -> Float[Array, "n_members dim"]:
+        """Each member's leaves flattened into one row, ``f32[n_members, dim]``: the members'
+        places in parameter space (multi-task MAP-Elites measures distances between them)."""
+        flat = jax.vmap(lambda member: ravel_pytree(member)[0])(self.members)
+        return jnp.asarray(flat, jnp.float32).reshape(self.size, -1)
+
     def split(self, n_first: int) -> tuple[ParamSet, ParamSet]:
         """The first ``n_first`` members and the rest (a training and a held-out set)."""
         if not 0 < n_first < self.size:
@@ -98,6 +106,21 @@ class UniformParams(TaskDistribution):
             drawn = jax.random.uniform(k, old.shape, jnp.float32, low, high)
             values[name] = drawn.astype(old.dtype)
         return params.replace(**values)
+
+
+def on_member(task: Any, index: Int[Array, ""] | int) -> Any:
+    """``task`` with every episode played on member ``index`` of its parameter set: the task's
+    ``distribution`` (a :class:`ParamSet`) replaced by the set of that one member. Batched by
+    ``vmap`` over ``index``, it gives each individual its own task (multi-task MAP-Elites).
+    """
+    distribution = getattr(task, "distribution", None)
+    if not isinstance(distribution, ParamSet):
+        raise ValueError(
+            f"task must draw its parameters from a ParamSet (task.distribution), got "
+            f"{type(distribution).__name__} on {type(task).__name__}"
+        )
+    one = jax.tree.map(lambda leaf: leaf[index][None], distribution.members)
+    return eqx.tree_at(lambda t: t.distribution, task, ParamSet(one, distribution.replace))
 
 
 Distribution = ParamSet | UniformParams | TaskDistribution

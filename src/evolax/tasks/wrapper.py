@@ -37,6 +37,11 @@ class TaskWrapper(Task):
     def descriptor(self, state) -> Float[Array, " desc"]:
         return self.task.descriptor(state.inner)
 
+    @property
+    def descriptor_bounds(self) -> tuple[tuple[float, ...], tuple[float, ...]] | None:  # type: ignore[override]
+        """The inner task's descriptor ranges (``None``: no descriptor)."""
+        return self.task.descriptor_bounds
+
     def render(self, state) -> np.ndarray:
         return self.task.render(state.inner)
 
