@@ -30,7 +30,8 @@ def tests(session: nox.Session) -> None:
 def slow(session: nox.Session) -> None:
     """Long checks: EvoJAX's published cart-pole scores, seq2seq learning addition, whole BBOB
     runs against evosax and pycma, the DE and PSO variants against EvoX, the multi-objective
-    algorithms against pymoo, 8 fake devices composing and splitting episodes, MuJoCo host
+    algorithms against pymoo, multi-task MAP-Elites, DNS and MOME against pymap_elites' and
+    QDax's rules, 8 fake devices composing and splitting episodes, MuJoCo host
     tasks, Ray actors on a two-node local cluster, MuJoCo Playground's episodes."""
     session.install("-e", ".[test,reference-torch,reference-qd-mo,ray,playground]")
     session.run("pytest", "-m", "slow", "-v", *session.posargs, env=_env())

@@ -24,9 +24,12 @@ def test_readme_python_blocks_run():
 
 def test_algorithms_guide_examples_run(capsys, tmp_path, monkeypatch):
     guide = README.parent / "docs" / "algorithms.md"
-    cma, nsga2, effort = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
+    cma, tasks, nsga2, effort = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
     exec(compile(cma, str(guide), "exec"), {})
     assert float(capsys.readouterr().out) < 1e-6  # CMA-ES solves BBOB's Rosenbrock in d = 10
+    exec(compile(tasks, str(guide), "exec"), {})  # multi-task MAP-Elites fills most tasks
+    coverage, tournament = map(float, capsys.readouterr().out.split())
+    assert coverage > 0.5 and tournament >= 1
     exec(compile(nsga2, str(guide), "exec"), {})
     assert float(capsys.readouterr().out) > 0.95 * (1.21 - 1 / 3)  # NSGA-II's ZDT1 front
     # the 2-objective trainer, for 2 generations of its 100, in a folder of the test's

@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import optax
 import yaml
 from jax.sharding import Mesh
@@ -40,7 +41,7 @@ from evolax.logging import check_loggers
 from evolax.optim import clipup, evojax_adam
 from evolax.placement import trainer_class
 from evolax.policies import Policy
-from evolax.tasks import Task
+from evolax.tasks import ParamSet, Task
 from evolax.trainer import Trainer
 from evolax.validation import check_positive, did_you_mean
 
@@ -320,9 +321,12 @@ def build_trainer(config: Mapping[str, Any], mesh: Mesh | str | None = "auto") -
     algorithm_target, _ = schema.find(_name(config["algorithm"]), algorithms.REGISTRY, "algorithm")
     names = {f.name for f in schema.fields(algorithm_target)}
     bounds = getattr(task, "descriptor_bounds", None)
-    given = {}
+    given: dict[str, Any] = {}
     if {"descriptor_low", "descriptor_high"} <= names and bounds is not None:
         given = {"descriptor_low": bounds[0], "descriptor_high": bounds[1]}  # MAP-Elites
+    task_set = getattr(task, "distribution", None)
+    if "task_params" in names and isinstance(task_set, ParamSet):
+        given["task_params"] = np.asarray(task_set.vectors())  # multi-task MAP-Elites
     algorithm = _build(
         "algorithm", config, **{k: v for k, v in given.items() if k not in config["algorithm"]}
     )

@@ -57,9 +57,23 @@ def test_each_registered_algorithm_trains_in_the_trainer_and_checkpoints(name, t
         settings += ["algorithm.grid_shape=[4, 4]", "algorithm.n_emitters=2"]
     if name == "code":  # three trials for each of 6 members
         settings.append("algorithm.pop_size=18")
-    trainer = build_trainer(resolve("cartpole_easy", settings))
+    if name == "dns":
+        settings += ["algorithm.grid_shape=[4, 4]", "algorithm.capacity=16", "algorithm.k=3"]
+    if name == "mome":  # two objectives: the return and the effort
+        settings += ["algorithm.grid_shape=[4, 4]", "algorithm.n_objectives=2"]
+        settings += ["algorithm.reference_point=[-10, -1000]", "algorithm.max_front_size=3"]
+        settings += ["task.name=evolax.tasks.action_cost:ActionCost", "task.task.name=cartpole"]
+        settings.remove("task.max_steps=5")
+        settings.append("task.task.max_steps=5")
+    preset = "cartpole_easy"
+    if name == "mt_map_elites":  # a task set: the arm's
+        preset, settings = "multi_task_arm", [f"algorithm.name={name}", "algorithm.pop_size=8"]
+        settings += ["task.n_tasks=16", "task.n_joints=3", "algorithm.tournament_sizes=[1, 4]"]
+    trainer = build_trainer(resolve(preset, settings))
     assert isinstance(trainer.algorithm, REGISTRY[name])
-    state, metrics = jax.jit(trainer.run, static_argnums=1)(trainer.init(jax.random.key(0)), 3)
+    # a task holding arrays (a task set) is not hashable as jax.jit's static self
+    run = trainer.run if name == "mt_map_elites" else jax.jit(trainer.run, static_argnums=1)
+    state, metrics = run(trainer.init(jax.random.key(0)), 3)
     assert np.all(np.isfinite(metrics["fitness_max"]))
     best, _ = trainer.solution(state)
     x0 = trainer.policy.init(jax.random.key(1), trainer.task.obs_shape, trainer.task.action_shape)

@@ -123,7 +123,7 @@ class MTMAPElites(Algorithm[MTMAPElitesState]):
         lower: float | Sequence[float] | None = None,
         upper: float | Sequence[float] | None = None,
         init_fraction: float = 0.1,
-        tournament_sizes: Sequence[int] = TOURNAMENT_SIZES,
+        tournament_sizes: tuple[int, ...] = TOURNAMENT_SIZES,
         qd_offset: float = 0.0,
     ):
         params = np.asarray(task_params, np.float64)
@@ -173,10 +173,18 @@ class MTMAPElites(Algorithm[MTMAPElitesState]):
         ``i32[pop]`` (an index into ``task_params`` and the task's parameter set)."""
         return state.task_index
 
+    def _bounds(self, like: Float[Array, " dim"]) -> tuple[jax.Array, jax.Array]:
+        """``(lower, upper)`` as ``[D]`` arrays (``-inf`` and ``inf`` where unset)."""
+
+        def full(bound, default):
+            value = default if bound is None else jnp.asarray(bound, like.dtype)
+            return jnp.broadcast_to(jnp.asarray(value, like.dtype), like.shape)
+
+        return full(self.lower, -jnp.inf), full(self.upper, jnp.inf)
+
     def _clip(self, x: Float[Array, "pop dim"]) -> Float[Array, "pop dim"]:
-        low = -jnp.inf if self.lower is None else jnp.asarray(self.lower, x.dtype)
-        high = jnp.inf if self.upper is None else jnp.asarray(self.upper, x.dtype)
-        return jnp.clip(x, low, high)
+        low, high = self._bounds(x[0])
+        return jnp.clip(x, low[None], high[None])
 
     def _init(self, key, x0):
         del key
@@ -209,10 +217,11 @@ class MTMAPElites(Algorithm[MTMAPElitesState]):
 
         # random individuals on random tasks
         if self.lower is not None and self.upper is not None:
-            low = jnp.broadcast_to(jnp.asarray(self.lower, state.start.dtype), state.start.shape)
-            high = jnp.broadcast_to(jnp.asarray(self.upper, state.start.dtype), state.start.shape)
+            low, high = self._bounds(state.start)
             shape = (pop, state.start.shape[0])
-            randoms = jax.random.uniform(random_key, shape, state.start.dtype, low, high)
+            randoms = jax.random.uniform(
+                random_key, shape, state.start.dtype, low[None], high[None]
+            )
         else:
             randoms = state.start[None] + self.init_std * normal(
                 random_key, (pop, state.start.shape[0]), state.start
