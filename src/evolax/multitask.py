@@ -7,6 +7,7 @@ from __future__ import annotations
 import jax
 from jaxtyping import Array, Int
 
+from evolax.layout import EpisodeLoop
 from evolax.policies.base import Policy
 from evolax.rollout.evaluate import evaluate_shard
 from evolax.rollout.info import EvalInfo
@@ -40,11 +41,13 @@ def evaluate_per_task(
     key: PRNGKey,
     n_repeats: int = 1,
     descriptors: bool = False,
-    fixed_length: bool = False,
+    loop: EpisodeLoop | None = None,
 ) -> tuple[Fitness, EvalInfo]:
     """Member ``i`` of ``population`` evaluated on member ``tasks[i]`` of ``task``'s parameter
     set (:func:`~evolax.tasks.distributions.on_member`), for ``n_repeats`` episodes with the
-    same keys for every member (common random numbers, as :func:`~evolax.rollout.evaluate`).
+    same keys for every member (common random numbers, as :func:`~evolax.rollout.evaluate`),
+    in the episode loop ``loop`` (``None``: the while loop; a fused loop, a Pallas kernel,
+    runs as the while loop here).
 
     The members are ``vmap``ped, each a population of one on its own task; observations are
     not normalised, and the evaluation is not split over devices.
@@ -53,6 +56,9 @@ def evaluate_per_task(
         ``fitness`` (``f32[pop]``, or ``[pop, m]``) and an :class:`EvalInfo` (``returns`` and
         ``lengths`` ``[pop, n_repeats]``, ``descriptors`` ``[pop, n_desc]`` when asked).
     """
+
+    if loop is not None and loop.form == "fused":  # a kernel per member: not under vmap
+        loop = None
 
     def one(member, index):
         fitness, info = evaluate_shard(
@@ -63,7 +69,7 @@ def evaluate_per_task(
             n_repeats,
             None,
             descriptors,
-            fixed_length=fixed_length,
+            loop=loop,
         )
         return fitness[0], jax.tree.map(lambda leaf: leaf[0], info)
 

@@ -360,7 +360,7 @@ class Trainer(eqx.Module):
             tasks = self.algorithm.task_indices(algo_state)  # type: ignore[attr-defined]
             fitness, info = evaluate_per_task(
                 self.policy, self.task, population, tasks, keys[1], self.n_repeats,
-                self.uses_descriptors, self.fixed_length,
+                self.uses_descriptors, self.placed_loop,
             )  # fmt: skip
         else:
             fitness, info = self.evaluate(population, keys[1], obs_stats)
