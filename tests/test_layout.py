@@ -31,7 +31,7 @@ def test_chunk_candidates_are_divisors_near_powers_of_four():
     assert chunk_candidates(1) == [1]
     assert chunk_candidates(100) == [1, 4, 10, 50, 100]
     assert chunk_candidates(4, group=16) == [16, 64]  # whole environments of 16 agents
-    assert groups_timed(1, 64) == 8 and groups_timed(4, 16) == 2 and groups_timed(16, 4) == 1
+    assert groups_timed(1, 64) == 32 and groups_timed(4, 16) == 8 and groups_timed(16, 4) == 2
     assert groups_timed(1, 3) == 3  # never more groups than a device has
 
 
