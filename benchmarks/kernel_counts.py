@@ -31,6 +31,7 @@ import logging
 import sys
 from importlib.metadata import version
 from pathlib import Path
+from unittest import mock
 
 import jax
 import jax.numpy as jnp
@@ -131,7 +132,24 @@ def evojax_cartpole(pop: int = POP, repeats: int = REPEATS) -> KernelCount:
     logger.setLevel(logging.WARNING)
     policy = MLPPolicy(input_dim=5, hidden_dims=list(HIDDEN), output_dim=1, logger=logger)
     task = CartPoleSwingUp()
-    sim = SimManager(
+    # one device's program, as evolax's here (EvoJAX would pmap over every device it sees)
+    with mock.patch.object(jax, "local_device_count", lambda *args: 1):
+        sim = make_sim(SimManager, policy, task, pop, repeats, logger)
+    params = jnp.zeros((pop * repeats, policy.num_params))
+    with jax.numpy_rank_promotion("allow"):  # as EvoJAX is written
+        task_state = task.reset(jax.random.split(jax.random.key(1), pop * repeats))
+        policy_state = policy.reset(task_state)
+        program = jax.jit(sim._train_rollout_fn).lower(
+            task_state, policy_state, params, sim.obs_params
+        )
+        return kernel_counts(program.compile())
+
+
+def make_sim(SimManager, policy, task, pop: int, repeats: int, logger):
+    """EvoJAX's ``SimManager`` for ``pop`` members of ``repeats`` episodes each."""
+    from evojax.task.cartpole import CartPoleSwingUp
+
+    return SimManager(
         n_repeats=repeats,
         test_n_repeats=1,
         pop_size=pop,
@@ -142,14 +160,6 @@ def evojax_cartpole(pop: int = POP, repeats: int = REPEATS) -> KernelCount:
         seed=0,
         logger=logger,
     )
-    params = jnp.zeros((pop * repeats, policy.num_params))
-    with jax.numpy_rank_promotion("allow"):  # as EvoJAX is written
-        task_state = task.reset(jax.random.split(jax.random.key(1), pop * repeats))
-        policy_state = policy.reset(task_state)
-        program = jax.jit(sim._train_rollout_fn).lower(
-            task_state, policy_state, params, sim.obs_params
-        )
-        return kernel_counts(program.compile())
 
 
 def measure(case: str) -> dict:
