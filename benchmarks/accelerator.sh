@@ -50,7 +50,8 @@ run() {  # run NAME SECONDS COMMAND...: a failing or slow benchmark costs its ro
     fi
 }
 rm -f "$RESULTS/accelerator_failed.txt"
-# limits: 19 minutes in all if every benchmark runs to its limit (about 13 as measured); ONLY
+# limits: 21 minutes in all if every benchmark runs to its limit (about 13 as measured, before
+# the kernel counts were added: they compile, a minute or two); ONLY
 # (names separated by spaces) runs those rows alone, to split it over shorter calls
 run cartpole 85 python3 benchmarks/cartpole_speed.py --generations 10 --rounds 2
 # the same cart-pole in each episode loop (evolax.EpisodeLoop), forced, against the while loop
@@ -79,6 +80,8 @@ if [ -n "${EVOLAX_DATA_DIR:-}" ] && [ -d "$EVOLAX_DATA_DIR/mnist" ]; then
     run hyperscale_mnist 180 python3 benchmarks/hyperscale_mnist.py --generations 100000 \
         --interval 100
 fi
+# kernels per generation and per cart-pole step in the GPU's compiled programs (compiling only)
+run kernels 120 python3 benchmarks/kernel_counts.py
 if python3 -c "import jax, sys; sys.exit(jax.device_count() < 2)"; then
     run scaling 60 python3 benchmarks/scaling.py --generations 20
 fi

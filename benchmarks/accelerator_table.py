@@ -102,6 +102,16 @@ def rows() -> list[dict]:
         )  # fmt: skip
     if fused is None:
         out.append({"benchmark": "fused rollout (GPU only)", "missing": True})
+    kernels = load("kernel_counts")
+    for row in (kernels or {}).get("rows", []):
+        unit = "step" if row["case"] == "cartpole" else "generation"
+        out.append(
+            {"benchmark": f"{row['case']}, kernels per {unit} (speed-up column: reference's "
+             "kernels / evolax's)", "evolax": row["evolax"], "other": row["other"],
+             "against": row["reference"], "speedup": row["other"] / row["evolax"]}
+        )  # fmt: skip
+    if kernels is None:
+        out.append({"benchmark": "kernels per generation", "missing": True})
     scaling = load("scaling")
     for row in (scaling or {}).get("rows", []):
         out.append(

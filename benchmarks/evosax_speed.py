@@ -98,6 +98,29 @@ def sphere(x):
 
 def evolax_loop(case: str):
     """(init(key), run(state, key, n), f(mean of state)) for evolax's algorithm."""
+    init, generation, quality = evolax_generation(case)
+    return init, scanned(generation), quality
+
+
+def evosax_loop(case: str):
+    """The same for evosax's algorithm."""
+    init, generation, quality = evosax_generation(case)
+    return init, scanned(generation), quality
+
+
+def scanned(generation):
+    """``run(state, key, n)``: ``n`` generations in one ``lax.scan``, their metrics dropped."""
+
+    def run(state, key, n):
+        step = lambda state, key: (generation(state, key)[0], None)  # noqa: E731
+        return jax.lax.scan(step, state, jax.random.split(key, n))[0]
+
+    return run
+
+
+def evolax_generation(case: str):
+    """(init(key), generation(state, key) -> (state, metrics), f(mean of state)) for evolax's
+    algorithm: a generation is ask + evaluate + tell."""
     import optax
 
     import evolax.algorithms as algorithms
@@ -117,15 +140,12 @@ def evolax_loop(case: str):
         population, state = algo.ask(key, state)
         fitness = -sphere(population)
         if old_api:
-            return algo.tell(state, population, fitness)[0], None
-        return algo.tell(key, state, population, fitness)[0], None
-
-    def run(state, key, n):
-        return jax.lax.scan(generation, state, jax.random.split(key, n))[0]
+            return algo.tell(state, population, fitness)
+        return algo.tell(key, state, population, fitness)
 
     return (
         lambda key: algo.init(key, jnp.zeros(c.dim)),
-        run,
+        generation,
         lambda state: sphere(algo.best(state)),
     )
 
@@ -138,9 +158,11 @@ def _old_class(case: str):
     return getattr(algorithms, names.get(case, "CMAES"))
 
 
-def evosax_loop(case: str):
+def evosax_generation(case: str, split_key: bool = True):
     """The same for evosax (which minimises): its class with the shared std (its
-    ``std_schedule`` or ``std_init``) and optimizer, its defaults otherwise."""
+    ``std_schedule`` or ``std_init``) and optimizer, its defaults otherwise. ``ask`` and
+    ``tell`` get keys split from the generation's (with ``split_key=False`` both get that key,
+    as evolax's do)."""
     import evosax.algorithms
     import optax
 
@@ -159,22 +181,22 @@ def evosax_loop(case: str):
         params = params.replace(std_init=c.std)
 
     def generation(state, key):
-        ask_key, tell_key = jax.random.split(key)
+        ask_key, tell_key = jax.random.split(key) if split_key else (key, key)
         population, state = algo.ask(ask_key, state, params)
-        state, _ = algo.tell(tell_key, population, sphere(population), state, params)
-        return state, None
-
-    def run(state, key, n):
-        return jax.lax.scan(generation, state, jax.random.split(key, n))[0]
+        return algo.tell(tell_key, population, sphere(population), state, params)
 
     if hasattr(algo, "get_mean"):  # a search distribution
-        return lambda key: algo.init(key, x0, params), run, lambda s: sphere(algo.get_mean(s))
+        return (
+            lambda key: algo.init(key, x0, params),
+            generation,
+            lambda s: sphere(algo.get_mean(s)),
+        )
 
     def init(key):  # a population: x0 + std N(0, I), evaluated, as evolax's first one
         population = x0 + c.std * jax.random.normal(key, (c.pop, c.dim))
         return algo.init(key, population, sphere(population), params)
 
-    return init, run, lambda state: sphere(algo.get_best_solution(state))
+    return init, generation, lambda state: sphere(algo.get_best_solution(state))
 
 
 def worker(library: str, case: str, quality_generations: int, quality_seeds: int) -> None:

@@ -39,6 +39,7 @@ LAYERS: list[list[str]] = [
         "evolax.runlock",
         "evolax.lm",
         "evolax.extras",
+        "evolax.hlo",
     ],
     ["evolax.algorithms", "evolax.policies", "evolax.tasks"],
     ["evolax.rollout", "evolax.render", "evolax.coco"],

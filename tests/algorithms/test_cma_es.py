@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -550,3 +551,33 @@ def test_d2000_stays_finite_and_improves(key):
     assert np.all(np.diff(blocks) < 0), blocks
     assert blocks[-1] < 0.9 * float(jnp.sum(optimum**2)), blocks
     assert not bool(algo.should_stop(state))
+
+
+def test_without_the_fitness_history_only_the_history_and_its_criteria_differ():
+    """``fitness_history=False``: the same search, bit for bit; the history stays as ``init``
+    left it and TolFun, EqualFunValues and Stagnation never fire (EqualFunValues would, on
+    the empty history's equal ``-inf`` values)."""
+    from evolax.algorithms.cma.cma_family import HISTORY_CRITERIA
+
+    with_history, without = CMAES(pop_size=8), CMAES(pop_size=8, fitness_history=False)
+    states = [algo.init(jax.random.key(0), jnp.zeros(4)) for algo in (with_history, without)]
+    initial = states[1].history
+    for generation in range(30):
+        for i, algo in enumerate((with_history, without)):
+            key = jax.random.key(generation)
+            population, asked = algo.ask(key, states[i])
+            states[i], _ = algo.tell(key, asked, population, -jnp.sum(population**2, axis=1))
+    kept, lean = states
+    chex.assert_trees_all_equal(lean.replace(history=kept.history), kept)
+    chex.assert_trees_all_equal(lean.history, initial)
+    criteria = without.termination_criteria(lean)
+    assert all(not bool(criteria[name]) for name in HISTORY_CRITERIA)
+    assert set(criteria) == set(with_history.termination_criteria(kept))
+
+
+def test_extremes_are_the_min_and_the_max():
+    from evolax.algorithms.cma.cma_family import extremes
+
+    for values in (jnp.array([3.0, -1.0, 7.5, 0.5]), jnp.array([2.0]), jnp.array([1.0, jnp.nan])):
+        low, high = extremes(values)
+        np.testing.assert_array_equal([low, high], [jnp.min(values), jnp.max(values)])

@@ -128,3 +128,13 @@ def test_nes_utilities_sum_to_zero_and_share_the_worse_half():
     order = np.argsort(-FITNESS, kind="stable")
     assert np.all(np.diff(utilities[order]) <= 1e-7)  # best first, non-increasing
     np.testing.assert_allclose(utilities[order[4:]], -1 / 8)  # log(5) - log(i) <= 0 for i >= 5
+
+
+def test_rank_utilities_take_the_callers_ranking_as_their_own():
+    """With ``order`` (the caller's argsort, best first) the utilities are those it computes."""
+    by_rank = np.linspace(1.0, -1.0, NON_FINITE.shape[0])
+    for fitness in (jnp.asarray(FITNESS[:6]), NON_FINITE):
+        order = jnp.argsort(-jnp.where(jnp.isfinite(fitness), fitness, -jnp.inf), stable=True)
+        np.testing.assert_array_equal(
+            rank_utilities(fitness, by_rank, order), rank_utilities(fitness, by_rank)
+        )

@@ -237,3 +237,51 @@ def test_an_optimizer_field_refuses_a_bare_learning_rate():
         cls(**kwargs)
         with pytest.raises(TypeError, match=r"optimizer must be an optax\.GradientTransform"):
             cls(**kwargs | {"optimizer": 0.05})
+
+
+def test_diagonal_is_jnp_diagonal():
+    from evolax.algorithms.base import diagonal
+
+    for shape in [(3, 3), (2, 5), (5, 2), (4, 3, 3), (2, 1, 4)]:
+        matrix = jnp.arange(np.prod(shape), dtype=jnp.float32).reshape(shape)
+        np.testing.assert_array_equal(
+            diagonal(matrix), jnp.diagonal(matrix, axis1=-2, axis2=-1), str(shape)
+        )
+
+
+def per_leaf_health(state) -> bool:
+    """The health check as it was written leaf by leaf (one reduction each): no NaN or +inf in
+    the vectors, scalars and matrix diagonals of the state, and a positive std."""
+    own = [
+        leaf if jnp.ndim(leaf) <= 1 else jnp.diagonal(leaf, axis1=-2, axis2=-1)
+        for name, value in state.items()
+        if name not in ("best_genome", "best_fitness", "generation")
+        for leaf in jax.tree.leaves(value)
+        if jnp.issubdtype(jnp.asarray(leaf).dtype, jnp.floating)
+    ]
+    sound = [bool(jnp.all(~jnp.isnan(leaf) & (leaf != jnp.inf))) for leaf in own]
+    return all(sound) and bool(jnp.all(state.std > 0))
+
+
+@pytest.mark.parametrize("name", ["CMAES", "SepCMAES", "OpenES", "SNES", "PGPE"])
+def test_the_one_reduction_health_check_is_the_per_leaf_one(name):
+    """A NaN, +inf, -inf or 0 put in each float leaf in turn (its first element; a matrix's
+    first diagonal element, or an off-diagonal one), and a zero std: the same verdict."""
+    algo = getattr(algorithms, name)(pop_size=POP)
+    state = algo.init(jax.random.key(0), jnp.zeros(5))
+    population, state = algo.ask(jax.random.key(1), state)
+    state, _ = algo.tell(jax.random.key(2), state, population, -jnp.sum(population**2, axis=1))
+    leaves, treedef = jax.tree.flatten(state)
+    cases = 0
+    for i, leaf in enumerate(leaves):
+        if not jnp.issubdtype(leaf.dtype, jnp.floating):
+            continue
+        for value in (jnp.nan, jnp.inf, -jnp.inf, 0.0):
+            for index in [(0,) * leaf.ndim] + ([(0, 1)] if leaf.ndim == 2 else []):
+                broken = list(leaves)
+                broken[i] = leaf.at[index].set(value) if leaf.ndim else jnp.asarray(value)
+                bad = jax.tree.unflatten(treedef, broken)
+                assert bool(algo._healthy(bad)) == per_leaf_health(bad), (name, i, value, index)
+                cases += 1
+    assert bool(algo._healthy(state)) and per_leaf_health(state)
+    assert cases >= 12

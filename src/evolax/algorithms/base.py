@@ -321,7 +321,8 @@ class Algorithm(eqx.Module, Generic[S]):
             finite.reshape(finite.shape + (1,) * (fitness.ndim - 1)), fitness, -jnp.inf
         )
         new, metrics = self._tell_population(key, state, population, fitness, **extra)
-        keep = jnp.any(finite)
+        nonfinite = jnp.sum(~finite)  # one reduction for the metric and the keep test
+        keep = nonfinite < self.pop_size
         if type(self)._healthy is Algorithm._healthy:
             # the fitness alone decides: a select fuses into the update's own element-wise
             # work, where a lax.cond after it copies the [pop, D] arrays it carries (PSO at pop
@@ -329,7 +330,9 @@ class Algorithm(eqx.Module, Generic[S]):
             new = jax.tree.map(lambda a, b: jnp.where(keep, a, b), new, state)
         else:  # the health check reads the new state: keep or skip it after the update
             keep = keep & self._healthy(new)
-            new = jax.lax.cond(keep, lambda: new, lambda: state)  # a select under vmap
+            # a select under vmap; a select here would let XLA:CPU fuse the update's last
+            # element-wise steps into it, which moves the last bit of some algorithms' results
+            new = jax.lax.cond(keep, lambda: new, lambda: state)
         score = fitness.reshape(self.pop_size, -1).sum(axis=1)  # several objectives: their sum
         top = jnp.argmax(score)
         improved = score[top] > state.best_fitness
@@ -347,7 +350,7 @@ class Algorithm(eqx.Module, Generic[S]):
         metrics = {
             **metrics,
             "best_fitness": best_fitness,
-            "nonfinite": jnp.sum(~finite).astype(jnp.float32),
+            "nonfinite": nonfinite.astype(jnp.float32),
             "skipped": 1.0 - keep.astype(jnp.float32),
         }
         return new, metrics
@@ -376,14 +379,19 @@ class DistributionAlgorithm(Algorithm[S]):
         their diagonals: a breakdown there reaches the diagonal within a generation) and a
         positive spread."""
         own = [
-            leaf if jnp.ndim(leaf) <= 1 else jnp.diagonal(leaf, axis1=-2, axis2=-1)
+            leaf if jnp.ndim(leaf) <= 1 else diagonal(leaf)
             for name, value in state.items()  # type: ignore[attr-defined]
             if name not in ("best_genome", "best_fitness", "generation")
             for leaf in jax.tree.leaves(value)
             if jnp.issubdtype(jnp.asarray(leaf).dtype, jnp.floating)
         ]
-        sound = [jnp.all(~jnp.isnan(leaf) & (leaf != jnp.inf)) for leaf in own]
-        return jnp.all(jnp.stack([*sound, jnp.all(state.std > 0)]))  # type: ignore[attr-defined]
+        # one reduction over all of them (XLA:CPU would launch one per leaf); widened to the
+        # widest dtype, which keeps every NaN, inf and sign
+        dtype = jnp.result_type(*own)
+        values = jnp.concatenate([jnp.ravel(leaf).astype(dtype) for leaf in own])
+        std = jnp.ravel(state.std)  # type: ignore[attr-defined]
+        sound = jnp.concatenate([~jnp.isnan(values) & (values != jnp.inf), std > 0])
+        return jnp.all(sound)
 
     @compiled
     def best(self, state: S) -> Params:
@@ -442,6 +450,15 @@ class PopulationAlgorithm(Algorithm[S]):
             flat = flatten_population(population, self.pop_size, dim)
             state = state.replace(population=flat)  # type: ignore[attr-defined]
         return self.tell(tell_key, state, population, fitness, **extra)[0]
+
+
+def diagonal(matrix: Float[Array, "*batch m n"]) -> Float[Array, "*batch k"]:
+    """The diagonal of the last two axes, ``k = min(m, n)`` (``jnp.diagonal``'s values): every
+    ``(n + 1)``-th element of the flattened matrix, a strided slice that fuses into its
+    consumer where ``jnp.diagonal``'s gather is a kernel of its own, with its indices another."""
+    m, n = matrix.shape[-2:]
+    flat = matrix.reshape(*matrix.shape[:-2], m * n)
+    return flat[..., : min(m, n) * (n + 1) : n + 1]
 
 
 def genome_dtype(leaf) -> jnp.dtype:

@@ -209,16 +209,21 @@ def update_history(
     sample = count % 5 == 0  # pycma samples every 5th generation
     slot = (count // 5 - 1) % size
     improved = best > history.best_ever
+    # each buffer rewritten by one select (an in-place update of a buffer that is not donated
+    # is a copy and an update: two kernels)
+    at_slot = sample & (jnp.arange(size) == slot)
     return FitnessHistory(
-        best=history.best.at[generation % n_fun].set(best),
+        best=jnp.where(jnp.arange(n_fun) == generation % n_fun, best, history.best),
         last_worst=sorted_fitness[-1],
         best_ever=jnp.where(improved, best, history.best_ever),
         best_ever_generation=jnp.where(improved, count, history.best_ever_generation),
-        window_best=jnp.where(sample, history.window_best.at[slot].set(best), history.window_best),
-        window_median=jnp.where(
-            sample, history.window_median.at[slot].set(median), history.window_median
-        ),
+        window_best=jnp.where(at_slot, best, history.window_best),
+        window_median=jnp.where(at_slot, median, history.window_median),
     )
+
+
+HISTORY_CRITERIA = ("tolfun", "equalfunvals", "stagnation")
+"""The termination criteria that read the fitness history (:func:`history_criteria`)."""
 
 
 def history_criteria(
@@ -347,6 +352,13 @@ def moved(mean: Array, residual: Array, delta: Array) -> Array:
     return jnp.abs(delta) > 0.5 * eps**2 * jnp.abs(mean + residual)
 
 
+def extremes(values: Float[Array, " n"]) -> tuple[Float[Array, ""], Float[Array, ""]]:
+    """``min(values), max(values)`` from one reduction (``max`` over ``[-values, values]``;
+    two reductions are two kernels)."""
+    low, high = jnp.max(jnp.stack([-values, values]), axis=1)
+    return -low, high
+
+
 @chex.dataclass(frozen=True, kw_only=True)
 class CMAState(DistributionState):
     """The state the CMA family shares: ``N(mean, std^2 C)`` and its evolution paths.
@@ -383,6 +395,8 @@ class CMAFamily(DistributionAlgorithm[S]):
         tol_x: TolX of :meth:`should_stop`; ``None`` means ``1e-12 * init_std``.
         tol_fun: TolFun of :meth:`should_stop` (the tutorial's ``1e-12``).
         tol_condition: :meth:`should_stop` fires when ``cond(C)`` exceeds this.
+        fitness_history: record the fitness history of TolFun, EqualFunValues and
+            Stagnation (:func:`update_history`); ``False`` leaves those criteria out.
     """
 
     pop_size: eqx.AbstractVar[int]
@@ -390,6 +404,7 @@ class CMAFamily(DistributionAlgorithm[S]):
     tol_x: eqx.AbstractVar[float | None]
     tol_fun: eqx.AbstractVar[float]
     tol_condition: eqx.AbstractVar[float]
+    fitness_history: eqx.AbstractVar[bool]
     whitened_c_path: ClassVar[bool] = False
     """Whether ``p_c`` accumulates the whitened mean steps ``C^{-1/2} <y>_w`` (pycma's
     ``CMA_diagonal``) rather than ``<y>_w`` (eq. 45)."""
@@ -463,7 +478,7 @@ class CMAFamily(DistributionAlgorithm[S]):
         order = jnp.argsort(-fitness, stable=True)  # best first, non-finite last
         by_rank = jnp.asarray(p.weights[:n_weighted], x.dtype)
         if n_weighted == x.shape[0]:  # every row weighted: weight them in place, no gather
-            weights = rank_utilities(fitness, by_rank)
+            weights = rank_utilities(fitness, by_rank, order)
         else:  # only the mu best: read just their rows
             x = x[order[:n_weighted]]
             worst = float(p.weights[-1])
@@ -486,13 +501,17 @@ class CMAFamily(DistributionAlgorithm[S]):
             std=std,
             p_sigma=p_sigma,
             p_c=p_c,
-            history=update_history(state.history, finite_fitness(fitness)[order], state.generation),
+            history=(
+                update_history(state.history, finite_fitness(fitness)[order], state.generation)
+                if self.fitness_history
+                else state.history
+            ),
             **covariance,
         )
-        axes = self._axis_lengths(new_state)
+        smallest, largest = extremes(self._axis_lengths(new_state))
         metrics = {
             "std": std,
-            "axis_ratio": jnp.max(axes) / jnp.min(axes),
+            "axis_ratio": largest / smallest,
             "condition_guard": self._condition_guarded(new_state).astype(std.dtype),
             "h_sigma": h_sigma,
             "p_sigma_norm": p_sigma_norm,
@@ -503,7 +522,8 @@ class CMAFamily(DistributionAlgorithm[S]):
         """The termination criteria of Hansen (2016), appendix B.3 (as in pycma), by name.
 
         ``tolx``: every coordinate's std and ``std |p_c|_i`` (in ``x``'s coordinates) below
-        ``tol_x``; ``tolfun``, ``equalfunvals``, ``stagnation``: see :func:`history_criteria`;
+        ``tol_x``; ``tolfun``, ``equalfunvals``, ``stagnation``: see :func:`history_criteria`
+        (always ``False`` without ``fitness_history``);
         ``noeffectaxis``: adding 0.1 std along a principal axis leaves the mean unchanged;
         ``noeffectcoord``: adding 0.2 std to a coordinate leaves it unchanged;
         ``conditioncov``: ``cond(C)`` beyond ``tol_condition``; ``tolupsigma``: ``std /
@@ -521,6 +541,8 @@ class CMAFamily(DistributionAlgorithm[S]):
             "conditioncov": (jnp.max(axes) / jnp.min(axes)) ** 2 > self.tol_condition,
             "tolupsigma": std / self.init_std > 1e20 * jnp.max(axes),
         }
+        if not self.fitness_history:  # no history kept: its criteria never fire
+            return criteria | dict.fromkeys(HISTORY_CRITERIA, jnp.asarray(False))
         criteria.update(
             history_criteria(
                 state.history,  # type: ignore[attr-defined]
