@@ -125,6 +125,7 @@ def test_cartpole_mlp_with_descriptors_and_observation_statistics():
     assert lengths.min() < 100 and lengths.max() == 100  # some episodes end early, some not
 
 
+@pytest.mark.slow  # every form on cart-pole, descriptors and statistics stays in the default run
 def test_a_task_drawing_at_every_step_ending_at_random_steps():
     policy, task = MLP(hidden_sizes=(4,)), RandomWalk()
     population = _population(policy, task, jax.random.key(0), 4)
@@ -144,6 +145,7 @@ def test_a_block_longer_than_an_episode_is_one_block_of_max_steps():
     jax.tree.map(np.testing.assert_array_equal, run(long), run(WHILE))
 
 
+@pytest.mark.slow
 def test_a_multi_agent_task():
     policy, task = MLP(hidden_sizes=(4,)), RandomPool()
     population = _population(policy, task, jax.random.key(0), 4)  # two pools of two

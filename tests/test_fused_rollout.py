@@ -59,6 +59,7 @@ def test_cartpole_returns_and_lengths_equal_the_xla_loop(hard, hidden, output):
     np.testing.assert_allclose(f_returns, returns, rtol=RTOL, atol=RTOL)
 
 
+@pytest.mark.slow  # the default run compares with run_episodes
 def test_each_episode_ends_in_the_state_of_its_own_trajectory():
     """Against every step of every episode, run alone (`transition` scanned): the return is
     the sum of rewards to the first `done`, and the final state is the one after it."""

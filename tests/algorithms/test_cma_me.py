@@ -112,6 +112,7 @@ print("ran")
 """
 
 
+@pytest.mark.slow  # a 2-device subprocess; tests/test_sharding.py covers several devices
 def test_four_emitters_on_two_cpu_devices_run():
     """Each device's thread eigendecomposed its two emitters' covariances (or two seeds') as one
     LAPACK batch, which waits on the intra-op pool that both devices' threads held: the run

@@ -63,6 +63,7 @@ def test_ipop_doubles_the_population_and_reuses_compilations(key):
     assert traced == []
 
 
+@pytest.mark.slow  # the whole BIPOP schedule; its accounting is tested in the default run too
 def test_bipop_interlaces_the_regimes(key):
     """Hansen (2009), with the accounting of his code and pycma's ``fmin(bipop=True)``: the
     first run (lambda_def = 4, sigma0) counts toward the small regime, so the second run is the

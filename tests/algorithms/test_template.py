@@ -28,6 +28,17 @@ REQUIRED = {
     "CMAMAE": dict(
         grid_shape=(4, 4), descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0), n_emitters=2
     ),
+    "DominatedNoveltySearch": dict(
+        grid_shape=(4, 4), descriptor_low=(-1.0, -1.0), descriptor_high=(1.0, 1.0)
+    ),
+    "MOME": dict(
+        n_objectives=2,
+        grid_shape=(4, 4),
+        descriptor_low=(-1.0, -1.0),
+        descriptor_high=(1.0, 1.0),
+        reference_point=(-100.0, -100.0),
+    ),
+    "MTMAPElites": dict(task_params=jnp.linspace(0.0, 1.0, 8).reshape(4, 2)),
     "CoDE": dict(pop_size=18),  # three trials for each of 6 members (rand/2 draws 5 others)
     "MOEAD": dict(n_objectives=2),
     "NSGA2": dict(n_objectives=2),
