@@ -217,6 +217,7 @@ def test_solves_a_separable_ellipsoid(key):
     assert float(jnp.min(best)) < 1e-8, float(jnp.min(best))
 
 
+@pytest.mark.slow  # a size check; the rules are tested at small d in the default run
 def test_runs_at_d_100000_with_pop_256(key):
     """d = 100,000, pop 256, a shifted sphere: 3 generations, finite state of the right
     shapes, and the mean moves toward the optimum."""
