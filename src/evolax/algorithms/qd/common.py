@@ -7,10 +7,11 @@ from typing import Any
 
 import chex
 import numpy as np
+from jaxtyping import Array, Float
 
-from evolax.algorithms.base import Output, State
+from evolax.algorithms.base import Output, State, normal
 from evolax.qd import Archive, ArchiveState, GridArchive, qd_metrics
-from evolax.types import Metrics
+from evolax.types import Metrics, PRNGKey
 
 #: what sums up a QD run (its summary's ``final_coverage`` and ``final_qd_score``)
 QD_SUMMARY = ("coverage", "qd_score")
@@ -47,3 +48,19 @@ def archive_output(archive: Archive, elites: ArchiveState) -> dict[str, Output]:
         shared["descriptor_high"] = list(archive.descriptor_high)
     elites_ = {"fitness": fitness[occupied].tolist(), "descriptors": descriptors[occupied].tolist()}
     return {"archive": Output(per_seed={"elites": elites_}, shared=shared)}
+
+
+def iso_line(
+    iso_key: PRNGKey,
+    line_key: PRNGKey,
+    x: Float[Array, "pop dim"],
+    y: Float[Array, "pop dim"],
+    mutation_std: float | Float[Array, ""],
+    line_std: float | Float[Array, ""],
+) -> tuple[Float[Array, "pop dim"], Float[Array, "pop dim"]]:
+    """Iso+line variation (Vassiliades and Mouret 2018) of parents ``x`` towards ``y``:
+    ``x + mutation_std * N(0, I) + line_std * N(0, 1) * (y - x)``, one line draw per child.
+    Returns the children and the isotropic draw (a first generation reuses it)."""
+    iso = normal(iso_key, x.shape, x)
+    line = normal(line_key, (x.shape[0], 1), x)
+    return x + mutation_std * iso + line_std * line * (y - x), iso

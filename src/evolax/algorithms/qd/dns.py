@@ -12,8 +12,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
 
-from evolax.algorithms.base import Algorithm, normal
-from evolax.algorithms.qd.common import QD_SUMMARY, QDState, archive_output
+from evolax.algorithms.base import Algorithm
+from evolax.algorithms.qd.common import QD_SUMMARY, QDState, archive_output, iso_line
 from evolax.qd import GridArchive
 from evolax.validation import check_non_negative, check_positive, check_positive_int
 
@@ -145,9 +145,7 @@ class DominatedNoveltySearch(Algorithm[DNSState]):
         parents = jax.random.categorical(pick_key, logits, shape=(2 * self.pop_size,))
         x = state.population[parents[: self.pop_size]]
         y = state.population[parents[self.pop_size :]]
-        iso = normal(iso_key, x.shape, x)
-        line = normal(line_key, (self.pop_size, 1), x)
-        children = x + self.mutation_std * iso + self.line_std * line * (y - x)
+        children, iso = iso_line(iso_key, line_key, x, y, self.mutation_std, self.line_std)
         first = state.population[0][None] + self.init_std * iso  # every slot holds x0 then
         return jnp.where(jnp.any(valid), children, first), state
 

@@ -10,8 +10,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from evolax.algorithms.base import Algorithm, normal
-from evolax.algorithms.qd.common import QD_SUMMARY, QDState, archive_output
+from evolax.algorithms.base import Algorithm
+from evolax.algorithms.qd.common import QD_SUMMARY, QDState, archive_output, iso_line
 from evolax.algorithms.qd.common import archive_metrics as archive_metrics
 from evolax.qd import Archive, CVTArchive, GridArchive, cvt_centroids
 from evolax.validation import check_non_negative, check_positive
@@ -67,9 +67,7 @@ class ArchiveMAPElites(Algorithm[QDState]):
         parents = self.archive.sample(pick_key, elites, 2 * self.pop_size)
         x = elites.genomes[parents[: self.pop_size]]
         y = elites.genomes[parents[self.pop_size :]]
-        iso = normal(iso_key, x.shape, x)
-        line = normal(line_key, (self.pop_size, 1), x)
-        children = x + self.mutation_std * iso + self.line_std * line * (y - x)
+        children, iso = iso_line(iso_key, line_key, x, y, self.mutation_std, self.line_std)
         first = elites.genomes[0][None] + self.init_std * iso  # every cell holds x0 then
         return jnp.where(jnp.any(elites.occupied), children, first), state
 

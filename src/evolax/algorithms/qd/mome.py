@@ -12,7 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from evolax.algorithms.base import Algorithm, Output, State, normal
+from evolax.algorithms.base import Algorithm, Output, State
+from evolax.algorithms.qd.common import iso_line
 from evolax.pareto import dominates, hypervolume
 from evolax.qd import GridArchive
 from evolax.types import Metrics, PRNGKey
@@ -226,9 +227,7 @@ class MOME(Algorithm[MOMEState]):
         picked = self._parents(pick_key, state, 2 * self.pop_size)
         parents = state.genomes[picked[:, 0], picked[:, 1]]
         x, y = parents[: self.pop_size], parents[self.pop_size :]
-        iso = normal(iso_key, x.shape, x)
-        line = normal(line_key, (self.pop_size, 1), x)
-        children = x + self.mutation_std * iso + self.line_std * line * (y - x)
+        children, iso = iso_line(iso_key, line_key, x, y, self.mutation_std, self.line_std)
         first = state.start[None] + self.init_std * iso
         return jnp.where(jnp.any(state.filled), children, first), state
 

@@ -15,7 +15,7 @@ import numpy as np
 from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import Algorithm, normal
-from evolax.algorithms.qd.common import QD_SUMMARY, QDState, archive_output
+from evolax.algorithms.qd.common import QD_SUMMARY, QDState, archive_output, iso_line
 from evolax.qd import CVTArchive
 from evolax.types import PRNGKey
 from evolax.validation import check_in_interval, check_non_negative, check_positive
@@ -231,9 +231,8 @@ class MTMAPElites(Algorithm[MTMAPElitesState]):
         # children of two elites, each on the nearest task to its parent's of s random ones
         parents = self.archive.sample(pick_key, elites, 2 * pop)
         x, y = elites.genomes[parents[:pop]], elites.genomes[parents[pop:]]
-        iso = normal(iso_key, x.shape, x)
-        line = normal(line_key, (pop, 1), x)
-        children = self._clip(x + self.mutation_std * iso + self.line_std * line * (y - x))
+        children, _ = iso_line(iso_key, line_key, x, y, self.mutation_std, self.line_std)
+        children = self._clip(children)
         arm = self._pick_arm(arm_key, state)
         size = jnp.asarray(self.tournament_sizes, jnp.int32)[arm]
         drawn = jax.random.randint(task_key, (pop, max(self.tournament_sizes)), 0, n)
