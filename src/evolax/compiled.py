@@ -198,8 +198,9 @@ def is_compiled(method: Callable) -> bool:
     return isinstance(getattr(method, "__func__", method), Compiled)
 
 
-class _Identity:
-    """``obj`` compared by identity (what :func:`configuration_key` falls back to)."""
+class ByIdentity:
+    """``obj`` hashed and compared by identity: what :func:`configuration_key` falls back to,
+    and a way to hold an unhashable object as static configuration of a module."""
 
     __slots__ = ("obj",)
 
@@ -207,10 +208,13 @@ class _Identity:
         self.obj = obj
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Identity) and other.obj is self.obj
+        return isinstance(other, ByIdentity) and other.obj is self.obj
 
     def __hash__(self) -> int:
         return id(self.obj)
+
+    def __repr__(self) -> str:
+        return f"{type(self.obj).__name__}(...)"
 
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
@@ -224,7 +228,7 @@ def configuration_key(obj: Any, _path: frozenset[int] = frozenset()) -> Any:
     if isinstance(obj, _SCALARS):
         return (type(obj), obj)
     if id(obj) in _path or len(_path) > 64 or isinstance(obj, jax.core.Tracer):
-        return _Identity(obj)
+        return ByIdentity(obj)
     path = _path | {id(obj)}
     if isinstance(obj, tuple | list):
         return (type(obj), tuple(configuration_key(x, path) for x in obj))
@@ -257,7 +261,7 @@ def configuration_key(obj: Any, _path: frozenset[int] = frozenset()) -> Any:
     try:
         hash(obj)
     except TypeError:
-        return _Identity(obj)
+        return ByIdentity(obj)
     return (type(obj), obj)
 
 

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, PyTree
 
+from evolax.compiled import ByIdentity
 from evolax.validation import check_positive_int
 
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -55,26 +56,6 @@ def _transformers() -> Any:
     return transformers
 
 
-class _ModuleRef:
-    """A Flax module held as static configuration of an equinox module: hashed and compared
-    by identity (a module holding a ``transformers`` config is unhashable), so scorers built
-    from one model share compiled programs."""
-
-    __slots__ = ("module",)
-
-    def __init__(self, module: Any):
-        self.module = module
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _ModuleRef) and other.module is self.module
-
-    def __hash__(self) -> int:
-        return id(self.module)
-
-    def __repr__(self) -> str:
-        return f"{type(self.module).__name__}(...)"
-
-
 def _image_features(module: Any, pixel_values: Array) -> Array:
     """``FlaxCLIPModel.get_image_features`` of NHWC pixels: the image tower's pooled output
     through the visual projection (run with ``module.apply(..., method=_image_features)``)."""
@@ -92,11 +73,11 @@ def _text_method(module: Any, input_ids: Array, mask: Array, positions: Array) -
 
 
 @functools.partial(jax.jit, static_argnums=0)
-def _text_features(model: _ModuleRef, params: PyTree, input_ids: Array, mask: Array) -> Array:
+def _text_features(model: ByIdentity, params: PyTree, input_ids: Array, mask: Array) -> Array:
     """The prompt's (unnormalised) embedding, ``f32[1, dim]``, compiled once per model (the
     static reference holds the Flax module, its configuration, not its weights)."""
     positions = jnp.broadcast_to(jnp.arange(input_ids.shape[-1]), input_ids.shape)
-    return model.module.apply({"params": params}, input_ids, mask, positions, method=_text_method)
+    return model.obj.apply({"params": params}, input_ids, mask, positions, method=_text_method)
 
 
 def _check_rgb(name: str, value: object, positive: bool) -> tuple[float, float, float]:
@@ -141,7 +122,7 @@ class CLIPScorer(eqx.Module):
 
     params: PyTree
     text_embedding: Float[Array, " dim"]
-    module: _ModuleRef = eqx.field(static=True)
+    module: ByIdentity = eqx.field(static=True)
     image_size: int = eqx.field(static=True)
     image_mean: tuple[float, float, float] = eqx.field(static=True, default=OPENAI_CLIP_MEAN)
     image_std: tuple[float, float, float] = eqx.field(static=True, default=OPENAI_CLIP_STD)
@@ -212,7 +193,7 @@ class CLIPScorer(eqx.Module):
                     f"attention_mask must have the shape of input_ids {ids.shape[1:]}, got "
                     f"{np.shape(attention_mask)}"
                 )
-        features = _text_features(_ModuleRef(model.module), params, ids, mask)
+        features = _text_features(ByIdentity(model.module), params, ids, mask)
         embedding = np.asarray(features, np.float64)[0]
         norm = np.linalg.norm(embedding)
         if not np.isfinite(norm) or norm == 0:
@@ -220,7 +201,7 @@ class CLIPScorer(eqx.Module):
         return cls(
             params={name: params[name] for name in VISION_PARAMS},
             text_embedding=jnp.asarray(embedding / norm, jnp.float32),
-            module=_ModuleRef(model.module),
+            module=ByIdentity(model.module),
             image_size=int(model.config.vision_config.image_size),
             image_mean=image_mean,
             image_std=image_std,
@@ -304,7 +285,7 @@ class CLIPScorer(eqx.Module):
     def image_embedding(self, image: Float[Array, "h w 3"]) -> Float[Array, " dim"]:
         """CLIP's (unnormalised) embedding of one image in ``[0, 1]``, ``f32[dim]``."""
         pixels = self.preprocess(image)
-        features = self.module.module.apply(
+        features = self.module.obj.apply(
             {"params": self.params}, pixels[None], method=_image_features
         )
         return features[0].astype(jnp.float32)
