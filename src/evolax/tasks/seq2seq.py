@@ -11,6 +11,7 @@ from jaxtyping import Array, Float, Int
 
 from evolax.drawing import text_image
 from evolax.tasks.base import ClassificationTask, mean_log_likelihood
+from evolax.tasks.text.common import held_out_set, outside
 from evolax.types import PRNGKey, Reward
 from evolax.validation import check_positive_int
 
@@ -101,15 +102,7 @@ class Seq2SeqAddition(ClassificationTask):
         if test_size is None:
             test_size = min(10_000, n_problems // 10)
         check_positive_int("test_size", test_size)
-        if test_size >= n_problems:
-            raise ValueError(
-                f"test_size must leave training problems: at most {n_problems - 1} for "
-                f"n_digits={n_digits}, got {test_size}"
-            )
-        rng = np.random.default_rng(test_seed)
-        self.held_out = jnp.asarray(
-            np.sort(rng.choice(n_problems, test_size, replace=False)), jnp.int32
-        )
+        self.held_out = held_out_set(n_problems, test_size, test_seed)
         self.batch_size = test_size if test else batch_size
         self.n_digits = n_digits
         self.test = test
@@ -117,18 +110,6 @@ class Seq2SeqAddition(ClassificationTask):
         self.max_steps = 1
         self.obs_shape = (self.batch_size, 2 * n_digits + 2, len(VOCAB))
         self.action_shape = (self.batch_size, n_digits + 1, N_DIGIT_TOKENS)
-
-    def _training_problems(self, key: PRNGKey) -> Int[Array, " batch"]:
-        """Uniform draws from the problems that are not held out.
-
-        With ``s`` the sorted held-out indices, ``s[j] - j`` training problems come before
-        ``s[j]``, so the ``r``-th training problem is ``r`` plus the number of held-out
-        indices with ``s[j] - j <= r``.
-        """
-        n_train = 10 ** (2 * self.n_digits) - self.held_out.shape[0]
-        rank = jax.random.randint(key, (self.batch_size,), 0, n_train)
-        before = self.held_out - jnp.arange(self.held_out.shape[0], dtype=jnp.int32)
-        return rank + jnp.searchsorted(before, rank, side="right").astype(jnp.int32)
 
     def problems(self, index: Int[Array, " batch"]) -> Seq2SeqState:
         """The state posing problems ``index`` (``a * 10**n + b`` means ``a + b``)."""
@@ -145,8 +126,13 @@ class Seq2SeqAddition(ClassificationTask):
         )
 
     def reset(self, key: PRNGKey) -> Seq2SeqState:
-        """A training batch drawn with ``key``, or the held-out problems in order."""
-        return self.problems(self.held_out if self.test else self._training_problems(key))
+        """A training batch drawn uniformly (with ``key``) from the problems not held out,
+        or the held-out problems in order."""
+        if self.test:
+            return self.problems(self.held_out)
+        return self.problems(
+            outside(key, self.held_out, 10 ** (2 * self.n_digits), self.batch_size)
+        )
 
     def score(
         self,
