@@ -11,6 +11,7 @@ import pytest
 
 from evolax.validation import (
     check_in_interval,
+    check_int_at_least,
     check_non_negative,
     check_non_negative_int,
     check_positive,
@@ -67,6 +68,13 @@ def test_non_negative_int_takes_python_ints_only(value):
     with pytest.raises(ValueError, match=r"^count must be a non-negative integer, got "):
         check_non_negative_int("count", value)
     check_non_negative_int("count", 0)
+
+
+@pytest.mark.parametrize("value", [1, True, 2.0, np.int64(3), None])
+def test_int_at_least_takes_python_ints_from_the_minimum(value):
+    with pytest.raises(ValueError, match=r"^n_objectives must be an integer >= 2, got "):
+        check_int_at_least("n_objectives", value, 2)
+    check_int_at_least("n_objectives", 2, 2)
 
 
 def test_did_you_mean_names_the_closest_choices():

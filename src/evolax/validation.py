@@ -21,6 +21,12 @@ def check_non_negative_int(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
 
 
+def check_int_at_least(name: str, value: object, minimum: int) -> None:
+    """Raise unless ``value`` is an ``int`` ``>= minimum`` (``bool`` is not accepted)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
 def did_you_mean(given: str | Iterable[str], choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)``: the closest of ``choices`` to each word ``given`` that has
     any close enough (difflib's ratio at least 0.6; equally close ones joined by "or"), for

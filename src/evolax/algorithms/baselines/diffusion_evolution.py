@@ -12,7 +12,12 @@ from jaxtyping import Array, Float, Int
 
 from evolax.algorithms.base import HIGHEST, PopulationAlgorithm, PopulationState, normal
 from evolax.types import PRNGKey
-from evolax.validation import check_in_interval, check_positive, check_positive_int
+from evolax.validation import (
+    check_in_interval,
+    check_int_at_least,
+    check_positive,
+    check_positive_int,
+)
 
 SCHEDULES = ("cosine", "linear")
 
@@ -141,10 +146,7 @@ class DiffusionEvolution(PopulationAlgorithm[DiffusionEvolutionState]):
     latent_dim: int | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
-        if isinstance(self.n_generations, bool) or not (
-            isinstance(self.n_generations, int) and self.n_generations >= 2
-        ):
-            raise ValueError(f"n_generations must be an integer >= 2, got {self.n_generations!r}")
+        check_int_at_least("n_generations", self.n_generations, 2)
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
         check_in_interval("noise", self.noise, 0.0, 1.0)

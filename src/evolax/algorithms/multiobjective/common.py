@@ -24,6 +24,7 @@ from evolax.pareto import dominates, finite_rows, hypervolume, non_dominated_ran
 from evolax.types import Metrics, PRNGKey
 from evolax.validation import (
     check_in_interval,
+    check_int_at_least,
     check_non_negative,
     check_positive,
     check_positive_int,
@@ -97,10 +98,7 @@ class RealCoded(eqx.Module):
         return (self.n_objectives,)
 
     def __check_init__(self):
-        if isinstance(self.n_objectives, bool) or not isinstance(self.n_objectives, int):
-            raise ValueError(f"n_objectives must be an integer >= 2, got {self.n_objectives!r}")
-        if self.n_objectives < 2:
-            raise ValueError(f"n_objectives must be an integer >= 2, got {self.n_objectives}")
+        check_int_at_least("n_objectives", self.n_objectives, 2)
         for name, bound in (("lower", self.lower), ("upper", self.upper)):
             if bound is not None and any(np.isnan(bound)):
                 raise ValueError(f"{name} must hold numbers or infinities, got NaN")

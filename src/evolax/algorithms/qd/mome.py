@@ -17,7 +17,12 @@ from evolax.algorithms.qd.common import iso_line
 from evolax.pareto import dominates, hypervolume
 from evolax.qd import GridArchive
 from evolax.types import Metrics, PRNGKey
-from evolax.validation import check_non_negative, check_positive, check_positive_int
+from evolax.validation import (
+    check_int_at_least,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+)
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -179,10 +184,7 @@ class MOME(Algorithm[MOMEState]):
         self.init_std = init_std
 
     def __check_init__(self):
-        if isinstance(self.n_objectives, bool) or not isinstance(self.n_objectives, int):
-            raise ValueError(f"n_objectives must be an integer >= 2, got {self.n_objectives!r}")
-        if self.n_objectives < 2:
-            raise ValueError(f"n_objectives must be an integer >= 2, got {self.n_objectives}")
+        check_int_at_least("n_objectives", self.n_objectives, 2)
         if len(self.reference_point) != self.n_objectives or not all(
             np.isfinite(self.reference_point)
         ):
