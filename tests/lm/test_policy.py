@@ -79,6 +79,20 @@ def test_the_held_out_problems_never_appear_in_training_batches():
     assert [text(a) for a in state.answers] == [str(eval(text(p)[:-1])) for p in state.obs]
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_digits": 0}, "^n_digits must be a positive integer, got 0$"),
+        ({"n_digits": 5}, "^n_digits must be at most 4, got 5$"),
+        ({"batch_size": 0}, "^batch_size must be a positive integer, got 0$"),
+        ({"n_digits": 1, "test_size": 100}, "^test_size must leave training problems"),
+    ],
+)
+def test_arithmetic_rejects_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Arithmetic(**kwargs)
+
+
 def test_the_policy_decodes_a_batch_of_prompts():
     policy = LanguageModel(completion_len=5, model=SMALL)
     task = Arithmetic(n_digits=2, batch_size=3, completion_len=5)

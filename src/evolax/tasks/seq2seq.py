@@ -11,7 +11,8 @@ from jaxtyping import Array, Float, Int
 
 from evolax.drawing import text_image
 from evolax.tasks.base import ClassificationTask, mean_log_likelihood
-from evolax.tasks.text.common import held_out_set, outside
+from evolax.tasks.text.common import MAX_DIGITS as MAX_DIGITS  # its old home
+from evolax.tasks.text.common import check_n_digits, held_out_set, outside
 from evolax.types import PRNGKey, Reward
 from evolax.validation import check_positive_int
 
@@ -19,7 +20,6 @@ VOCAB = "0123456789+="
 """Query tokens; answers use the first ten (digits)."""
 N_DIGIT_TOKENS = 10
 PLUS, EQUALS = VOCAB.index("+"), VOCAB.index("=")
-MAX_DIGITS = 4  # problem indices a * 10**n + b must fit in int32
 REWARDS = ("cross_entropy", "token_accuracy", "sequence_accuracy")
 
 
@@ -89,9 +89,7 @@ class Seq2SeqAddition(ClassificationTask):
         test_seed: int = 0,
     ):
         check_positive_int("batch_size", batch_size)
-        check_positive_int("n_digits", n_digits)
-        if n_digits > MAX_DIGITS:
-            raise ValueError(f"n_digits must be at most {MAX_DIGITS}, got {n_digits}")
+        check_n_digits(n_digits)
         if not isinstance(test, bool):
             raise ValueError(f"test must be a bool, got {test!r}")
         if reward is None:

@@ -8,8 +8,10 @@ import jax.numpy as jnp
 from jaxtyping import Array, Int
 
 from evolax.tasks.text.base import TextTask, reward_of
+from evolax.tasks.text.common import MAX_DIGITS as MAX_DIGITS  # its old home
 from evolax.tasks.text.common import (
     PAD,
+    check_n_digits,
     held_out_set,
     leading_number,
     number_tokens,
@@ -21,7 +23,6 @@ from evolax.types import PRNGKey
 from evolax.validation import check_positive_int
 
 OPERATIONS = {"+": ord("+"), "*": ord("*")}
-MAX_DIGITS = 4  # problem indices a * 10**n + b must fit in int32
 REWARDS = ("exact", "digits")
 
 
@@ -63,10 +64,8 @@ class Arithmetic(TextTask):
         test_size: int | None = None,
         test_seed: int = 0,
     ):
-        check_positive_int("n_digits", n_digits)
+        check_n_digits(n_digits)
         check_positive_int("batch_size", batch_size)
-        if n_digits > MAX_DIGITS:
-            raise ValueError(f"n_digits must be at most {MAX_DIGITS}, got {n_digits}")
         if operation not in OPERATIONS:
             raise ValueError(f"operation must be one of {list(OPERATIONS)}, got {operation!r}")
         if reward not in REWARDS:

@@ -11,10 +11,12 @@ from jaxtyping import Array, Bool, Int
 
 from evolax.lm.tokenizer import ByteTokenizer
 from evolax.types import PRNGKey
+from evolax.validation import check_positive_int
 
 BYTES = ByteTokenizer()
 PAD, EOS = BYTES.pad_id, BYTES.eos_id
 ZERO = ord("0")
+MAX_DIGITS = 4  # problem indices a * 10**n + b must fit in int32
 
 
 def number_tokens(x: Int[Array, ""], width: int) -> tuple[Int[Array, " width"], Int[Array, ""]]:
@@ -51,6 +53,14 @@ def leading_number(
     matches = (tokens == answer) & in_answer & (run == 1)
     exact = (jnp.sum(run) == n_answer) & (jnp.sum(matches) == n_answer)
     return exact, jnp.sum(matches)
+
+
+def check_n_digits(n_digits: int) -> None:
+    """Raise unless ``n_digits``, the digits of each operand of a problem indexed ``a *
+    10**n + b``, is an integer in ``[1, MAX_DIGITS]``."""
+    check_positive_int("n_digits", n_digits)
+    if n_digits > MAX_DIGITS:
+        raise ValueError(f"n_digits must be at most {MAX_DIGITS}, got {n_digits}")
 
 
 def held_out_set(n_problems: int, size: int, seed: int) -> Int[Array, " size"]:
