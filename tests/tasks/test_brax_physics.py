@@ -88,15 +88,12 @@ def test_physics_rebuild_the_system_mujoco_and_brax_load(pendulum):
     )
 
 
-def draws(task, keys):
-    """The reset keys and physics ``task`` draws for ``keys`` (one compiled program)."""
-    return jax.jit(lambda k: jax.vmap(task.episode_physics)(k))(keys)
+def draws(keys, *tasks):
+    """The reset keys and physics each task draws for ``keys`` (one compiled program)."""
+    return jax.jit(lambda k: [jax.vmap(task.episode_physics)(k) for task in tasks])(keys)
 
 
-KEYS = jax.random.split(jax.random.key(0), 16)
-
-
-def test_each_episode_draws_its_own_physics(pendulum):
+def test_each_episode_draws_its_own_physics():
     task = Brax(
         ENV,
         max_steps=STEPS,
@@ -104,20 +101,19 @@ def test_each_episode_draws_its_own_physics(pendulum):
             {"mass_scale": (0.5, 2.0), "gravity": ((0, 0, -11), (0, 0, -8))}
         ),
     )
-    reset_keys, drawn = draws(task, KEYS)
+    keys = jax.random.split(jax.random.key(0), 16)
+    [(reset_keys, drawn)] = draws(keys, task)
     mass, gravity = np.asarray(drawn.mass_scale), np.asarray(drawn.gravity)
     assert len(np.unique(mass)) == 16 and 0.5 <= mass.min() and mass.max() <= 2.0
     assert len(np.unique(gravity[:, 2])) == 16 and (np.abs(gravity[:, :2]) == 0).all()
     assert (-11 <= gravity[:, 2]).all() and (gravity[:, 2] <= -8).all()
-    assert (np.asarray(drawn.friction_scale) == 1).all() and (
-        np.asarray(drawn.gear_scale) == 1
-    ).all()
+    undrawn = np.stack([drawn.friction_scale, drawn.gear_scale])
+    assert (undrawn == 1).all()  # the fields it does not draw keep the model's
     # Brax's reset gets the key left after splitting off the physics' (as JaxEnvTask's families)
-    expected = jax.vmap(lambda k: jax.random.split(k)[0])(KEYS)
+    expected = jax.vmap(lambda k: jax.random.split(k)[0])(keys)
     assert (jax.random.key_data(reset_keys) == jax.random.key_data(expected)).all()
-    state = jax.eval_shape(task.reset, KEYS[0])
+    state = jax.eval_shape(task.reset, keys[0])
     assert isinstance(state.physics, BraxPhysics) and state.physics.gravity.shape == (3,)
-    assert jax.eval_shape(pendulum.reset, KEYS[0]).physics is None  # the plain task: none
 
 
 def test_a_fixed_set_draws_its_members():
@@ -127,15 +123,19 @@ def test_a_fixed_set_draws_its_members():
         gear_scale=jnp.array([1.0, 0.75]),
         gravity=jnp.array([[0.0, 0.0, -9.81], [0.0, 0.0, -3.7]]),
     )
-    drawn = draws(Brax(ENV, max_steps=STEPS, distribution=ParamSet(members)), KEYS)[1]
+    gears = ParamSet(jnp.array([0.25, 3.0]), replace="gear_scale")  # one field's values
+    keys = jax.random.split(jax.random.key(0), 16)
+    (_, drawn), (_, geared) = draws(
+        keys,
+        Brax(ENV, max_steps=STEPS, distribution=ParamSet(members)),
+        Brax(ENV, max_steps=STEPS, distribution=gears),
+    )
     assert set(np.asarray(drawn.mass_scale).tolist()) == {1.0, 2.0}
     np.testing.assert_array_equal(drawn.gear_scale == 0.75, drawn.mass_scale == 1.0)
     np.testing.assert_array_equal(drawn.gravity[:, 2] == np.float32(-3.7), drawn.mass_scale == 1.0)
     # a set of one field's values replaces that field only
-    gears = ParamSet(jnp.array([0.25, 3.0]), replace="gear_scale")
-    drawn = draws(Brax(ENV, max_steps=STEPS, distribution=gears), KEYS)[1]
-    assert set(np.asarray(drawn.gear_scale).tolist()) == {0.25, 3.0}
-    assert (np.asarray(drawn.mass_scale) == 1).all()
+    assert set(np.asarray(geared.gear_scale).tolist()) == {0.25, 3.0}
+    assert (np.asarray(geared.mass_scale) == 1).all()
 
 
 def test_physics_argument_errors():
