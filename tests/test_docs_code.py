@@ -48,6 +48,11 @@ SKIPPED = {
         "xminigrid downloads the benchmark's rulesets (tests/tasks/test_xminigrid.py builds one "
         "in place)",
     ),
+    (
+        "docs/environments.md",
+        "Brax builds its models for seconds (tests/tasks/test_brax_physics.py trains on these "
+        "tasks)",
+    ),
     ("docs/text_painting.md", "downloads CLIP's weights from the Hugging Face hub"),
     (
         "docs/text_painting.md",

@@ -4,6 +4,7 @@ from evolax.tasks.action_cost import ActionCost, ActionCostState
 from evolax.tasks.arm import Arm, ArmState, MultiTaskArm, ReachParams, ReachState
 from evolax.tasks.base import MultiAgentTask, Task
 from evolax.tasks.brax import Brax, BraxTaskState
+from evolax.tasks.brax_physics import BraxPhysics
 from evolax.tasks.cartpole import CartPoleState, CartPoleSwingUp
 from evolax.tasks.clip import CLIPScorer
 from evolax.tasks.craftax import Craftax
@@ -45,6 +46,7 @@ __all__ = [
     "ActionCost",
     "ActionCostState",
     "Brax",
+    "BraxPhysics",
     "BraxTaskState",
     "CLIPScorer",
     "Craftax",

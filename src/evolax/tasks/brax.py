@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import chex
@@ -16,6 +17,15 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from evolax.tasks.base import ConstructedTask
+from evolax.tasks.brax_physics import (
+    BraxPhysics,
+    apply_physics,
+    check_distribution,
+    check_draw,
+    check_physics,
+    model_physics,
+)
+from evolax.tasks.distributions import Distribution
 from evolax.tasks.jax_env import check_env_name
 from evolax.tasks.spaces import EnvTaskState, flatten_obs
 from evolax.types import Done, PRNGKey, Reward
@@ -51,7 +61,10 @@ class BraxTaskState(EnvTaskState):
     ``env_state``: ``pipeline_state`` (the physics state), ``obs``, ``reward``, ``done``,
     ``metrics`` and ``info``, where ``info["steps"]`` counts the episode's steps and
     ``info["truncation"]`` is 1 when the episode ended by reaching ``max_steps`` rather than by
-    termination."""
+    termination; ``physics``, the episode's :class:`~evolax.tasks.brax_physics.BraxPhysics`
+    (``None`` when the task keeps Brax's model unchanged)."""
+
+    physics: BraxPhysics | None = None
 
 
 E = TypeVar("E", bound=EnvTaskState)
@@ -125,14 +138,30 @@ class Brax(BraxLikeTask[BraxTaskState]):
     ``inverted_pendulum`` and about a minute for ``ant`` on CPU; JAX's persistent compilation
     cache (``jax.config.update("jax_compilation_cache_dir", ...)``) saves it on reruns.
 
+    Randomised physics: ``physics`` and ``distribution`` change the model an episode runs on
+    (:class:`~evolax.tasks.brax_physics.BraxPhysics`: friction, mass and gear scales and the
+    gravity vector, on every backend). ``reset`` draws the episode's physics from
+    ``distribution`` (a :class:`~evolax.tasks.distributions.UniformParams` or
+    :class:`~evolax.tasks.distributions.ParamSet` over its fields) with a key split off the
+    episode's key, as the JAX environment families draw theirs, keeps it in the state, and
+    ``reset`` and ``step`` run Brax's environment on the ``System`` it rebuilds, so that under
+    ``vmap`` every episode has its own physics. Without either, Brax's model is used as it
+    is and the episodes are the ones above, bit for bit.
+
     Example: ``Brax("ant")`` has obs ``f32[27]``, action ``f32[8]`` and 1000 steps;
     ``Brax("inverted_pendulum", backend="generalized", max_steps=200)`` has obs ``f32[4]``,
-    action ``f32[1]``.
+    action ``f32[1]``; ``Brax("inverted_pendulum", distribution=UniformParams({"mass_scale":
+    (0.5, 2.0)}))`` plays each episode with the bodies' masses scaled by a draw from
+    ``[0.5, 2]``.
 
     Args:
         env_name: a registered Brax environment (see :func:`registered_envs`).
         backend: the physics pipeline, one of :data:`BACKENDS` (default ``"mjx"``).
         max_steps: episode length; Brax's ``EpisodeWrapper`` truncates episodes there.
+        physics: the episode's physics when there is no ``distribution``, and the values of
+            the fields a distribution does not draw; ``None``: the model's own.
+        distribution: a task distribution drawing each episode's
+            :class:`~evolax.tasks.brax_physics.BraxPhysics` from ``physics``, or ``None``.
         **env_kwargs: passed to the environment's constructor (e.g. the ant's
             ``terminate_when_unhealthy=False`` or ``use_contact_forces=True``).
     """
@@ -142,9 +171,17 @@ class Brax(BraxLikeTask[BraxTaskState]):
     env: Any = eqx.field(static=True)
     env_name: str = eqx.field(static=True)
     backend: str = eqx.field(static=True)
+    physics: BraxPhysics | None
+    distribution: Distribution | None
 
     def __init__(
-        self, env_name: str, backend: str = "mjx", max_steps: int = 1000, **env_kwargs: Any
+        self,
+        env_name: str,
+        backend: str = "mjx",
+        max_steps: int = 1000,
+        physics: BraxPhysics | None = None,
+        distribution: Distribution | None = None,
+        **env_kwargs: Any,
     ):
         envs = _import_brax_envs()
         if not isinstance(env_name, str):
@@ -156,6 +193,10 @@ class Brax(BraxLikeTask[BraxTaskState]):
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         check_positive_int("max_steps", max_steps)
+        if physics is not None:
+            check_physics(physics)
+        if distribution is not None:
+            check_distribution(distribution)
         try:
             env = envs.create(
                 env_name,
@@ -178,11 +219,55 @@ class Brax(BraxLikeTask[BraxTaskState]):
             state = jax.eval_shape(env.reset, jax.random.key(0))
         self.obs_shape = (sum(math.prod(leaf.shape) for leaf in jax.tree.leaves(state.obs)),)
         self.action_shape = (int(env.action_size),)
+        self.physics, self.distribution = None, distribution
+        if physics is None and distribution is None:
+            return
+        if getattr(env.unwrapped, "sys", None) is None:
+            raise ValueError(f"Brax's {env_name!r} has no physics model (sys) to randomise")
+        self.physics = model_physics(env.sys, physics)
+        if distribution is not None:
+            check_draw(distribution, self.physics)
 
     @property
     def sys(self) -> Any:
-        """Brax's ``System`` (the physics model) of the environment."""
+        """Brax's ``System`` (the physics model) of the environment, unchanged."""
         return self.env.sys
+
+    def episode_physics(self, key: PRNGKey) -> tuple[PRNGKey, BraxPhysics | None]:
+        """The key left for Brax's ``reset`` and the episode's physics: drawn from
+        ``distribution`` with a key split off ``key``, else ``(key, physics)``."""
+        if self.distribution is None:
+            return key, self.physics
+        key, physics_key = jax.random.split(key)
+        return key, self.distribution.sample(physics_key, self.physics)
+
+    @contextlib.contextmanager
+    def _on(self, physics: BraxPhysics | None) -> Iterator[None]:
+        """Brax's environment running on the system ``physics`` rebuilds, while tracing the
+        block (its own system put back after); nothing changes for ``None``."""
+        if physics is None:
+            yield
+            return
+        inner = self.env.unwrapped
+        model = inner.sys
+        inner.sys = apply_physics(model, physics)
+        try:
+            yield
+        finally:
+            inner.sys = model
+
+    def reset(self, key: PRNGKey) -> BraxTaskState:
+        key, physics = self.episode_physics(key)
+        with self._on(physics):
+            state = super().reset(key)
+        return state.replace(physics=physics)  # type: ignore[attr-defined]
+
+    def step(
+        self, state: BraxTaskState, action: Float[Array, " action_dim"], key: PRNGKey
+    ) -> tuple[BraxTaskState, Reward, Done]:
+        with self._on(state.physics):
+            next_state, reward, done = super().step(state, action, key)
+        return next_state.replace(physics=state.physics), reward, done  # type: ignore[attr-defined]
 
     def render(self, state: BraxTaskState, height: int = 240, width: int = 320) -> np.ndarray:
         """Draw one (unbatched) state with MuJoCo's renderer as ``uint8[height, width, 3]``.

@@ -87,7 +87,8 @@ class UniformParams(TaskDistribution):
     physics: ``UniformParams({"gravity": (9.0, 10.6)})``); other fields keep their values.
 
     Args:
-        ranges: field name -> ``(low, high)``, scalars or arrays of the field's shape.
+        ranges: field name -> ``(low, high)``, scalars or arrays (or nested sequences) of the
+            field's shape.
     """
 
     ranges: dict[str, tuple[Float[Array, "..."], Float[Array, "..."]]]
@@ -103,6 +104,7 @@ class UniformParams(TaskDistribution):
         values = {}
         for k, (name, (low, high)) in zip(keys, sorted(self.ranges.items()), strict=True):
             old = jnp.asarray(getattr(params, name))
+            low, high = jnp.asarray(low, jnp.float32), jnp.asarray(high, jnp.float32)
             drawn = jax.random.uniform(k, old.shape, jnp.float32, low, high)
             values[name] = drawn.astype(old.dtype)
         return params.replace(**values)
