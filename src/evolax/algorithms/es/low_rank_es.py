@@ -66,10 +66,16 @@ def layer_scale_option(value: Any) -> str | LeafScales | None:
 @chex.dataclass(frozen=True, kw_only=True)
 class LowRankESState(GradientESState):
     """LowRankES state: the ``mean`` (a pytree like the genome), the isotropic ``std``
-    (``[]``), the optimizer's state and, with a ``layer_scale``, each leaf's noise scale
-    relative to ``std`` (a pytree like the mean of ``[]`` leaves; ``None`` without)."""
+    (``[]``) and the optimizer's state."""
 
-    layer_scale: PyTree | None = None
+
+@chex.dataclass(frozen=True, kw_only=True)
+class LayerScaledESState(LowRankESState):
+    """LowRankES state with a ``layer_scale``: also each leaf's noise scale relative to
+    ``std``, ``layer_scale`` (a pytree like the mean of ``[]`` leaves). A subclass, so that a
+    state without one keeps its structure (and its checkpoints)."""
+
+    layer_scale: PyTree
 
 
 class LowRankES(SeededES[LowRankESState]):
@@ -160,13 +166,13 @@ class LowRankES(SeededES[LowRankESState]):
     def _init(self, key, x0):
         del key
         dtype = jax.tree.leaves(x0)[0].dtype
-        std = jnp.asarray(self.init_std, dtype)
-        return LowRankESState(**self._start(x0, std), layer_scale=self._layer_scales(x0, dtype))
-
-    def _layer_scales(self, x0: PyTree, dtype: Any) -> PyTree | None:
-        """Each leaf's noise scale relative to ``std`` (``[]`` leaves), ``None`` without."""
+        start = self._start(x0, jnp.asarray(self.init_std, dtype))
         if self.layer_scale is None:
-            return None
+            return LowRankESState(**start)
+        return LayerScaledESState(**start, layer_scale=self._layer_scales(x0, dtype))
+
+    def _layer_scales(self, x0: PyTree, dtype: Any) -> PyTree:
+        """Each leaf's noise scale relative to ``std`` (``[]`` leaves)."""
         given = self.layer_scale
         if isinstance(given, LeafScales):
             if given.treedef != jax.tree.structure(x0):
@@ -185,7 +191,7 @@ class LowRankES(SeededES[LowRankESState]):
 
     def _seed_std(self, state):
         """``std``, or ``std * s_l`` per leaf with a ``layer_scale``."""
-        if state.layer_scale is None:
+        if self.layer_scale is None:
             return state.std
         return jax.tree.map(lambda s: state.std * s, state.layer_scale)
 
@@ -209,7 +215,7 @@ class LowRankES(SeededES[LowRankESState]):
     def _tell_seeds(self, state, population, fitness):
         weights = noise_weights(self.fitness_shaping(fitness, None), self.antithetic)
         total, _ = noise_sums(population, weights, block=self.update_block)
-        if state.layer_scale is None:
+        if self.layer_scale is None:
             grad = jax.tree.map(lambda g: g / (self.pop_size * state.std), total)
         else:  # member = mean + std s_l E: leaf l's step is its sum over pop std s_l
             grad = jax.tree.map(
