@@ -50,7 +50,9 @@ class LowRank(eqx.Module):
     but the last, and :meth:`dense` restores its shape.
 
     Attributes:
-        w: the shared matrix, ``[*in, n]`` (a :class:`Shared` inside a population).
+        w: the shared matrix, ``[*in, n]`` (a :class:`Shared` inside a population): an
+            array, or any matrix-like with ``shape``, ``x @ w``, ``w[rows]``, ``w.T`` and
+            ``dense()`` (:class:`evolax.lm.quant.Int8Matrix`).
         a: ``[prod(in), r]``.
         b: ``[n, r]``.
         scale: ``[]``.
@@ -90,8 +92,11 @@ class LowRank(eqx.Module):
         return self.scale * (project(kernel) @ self.b.T)
 
     def dense(self) -> Array:
-        """``W + scale * a @ b.T`` in ``W``'s shape (for tests and export: ``m * n`` numbers)."""
+        """``W + scale * a @ b.T`` in ``W``'s shape (for tests and export: ``m * n`` numbers;
+        a ``W`` held otherwise than as an array, int8 with scales say, formed by its own
+        ``dense()``)."""
         w = unshare(self.w)
+        w = w.dense() if callable(getattr(w, "dense", None)) else w
         return w + self.scale * (self.a @ self.b.T).reshape(w.shape)
 
 
