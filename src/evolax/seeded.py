@@ -50,7 +50,9 @@ class LowRank(eqx.Module):
     but the last, and :meth:`dense` restores its shape.
 
     Attributes:
-        w: the shared matrix, ``[*in, n]`` (a :class:`Shared` inside a population).
+        w: the shared matrix, ``[*in, n]`` (a :class:`Shared` inside a population): an
+            array, or any matrix-like with ``shape``, ``x @ w``, ``w[rows]``, ``w.T`` and
+            ``dense()`` (:class:`evolax.lm.quant.Int8Matrix`).
         a: ``[prod(in), r]``.
         b: ``[n, r]``.
         scale: ``[]``.
@@ -90,8 +92,11 @@ class LowRank(eqx.Module):
         return self.scale * (project(kernel) @ self.b.T)
 
     def dense(self) -> Array:
-        """``W + scale * a @ b.T`` in ``W``'s shape (for tests and export: ``m * n`` numbers)."""
+        """``W + scale * a @ b.T`` in ``W``'s shape (for tests and export: ``m * n`` numbers;
+        a ``W`` held otherwise than as an array, int8 with scales say, formed by its own
+        ``dense()``)."""
         w = unshare(self.w)
+        w = w.dense() if callable(getattr(w, "dense", None)) else w
         return w + self.scale * (self.a @ self.b.T).reshape(w.shape)
 
 
@@ -119,8 +124,9 @@ class Seeded(Members):
     Attributes:
         mean: the mean genome, a pytree (:class:`Shared`).
         key: the generation's noise key (:class:`Shared`).
-        std: the noise scale: ``[]``, or a pytree like the mean at full rank (a spread per
-            coordinate), (:class:`Shared`).
+        std: the noise scale: ``[]``; a pytree like the mean of ``[]`` leaves (one scale per
+            leaf, any rank); or, at full rank, of leaf-shaped spreads (one per coordinate)
+            (:class:`Shared`).
         index: the members' global indices, ``i32[pop]``.
         rank: the perturbation's rank (``0``: full).
         half: half the population size for antithetic pairs, ``0`` without them.
@@ -165,9 +171,11 @@ def seeded_population(
 ) -> Seeded:
     """``pop_size`` members around ``mean`` held as seeds, of the given ``rank`` (``0``:
     full) and with or without antithetic pairs; ``std``: ``[]``, or a pytree like ``mean``
-    (full rank only)."""
-    if rank and jnp.ndim(std) != 0:
-        raise ValueError("a low-rank population takes one std ([]), not one per coordinate")
+    of ``[]`` leaves (one scale per leaf) or, at full rank only, of leaf-shaped spreads."""
+    if rank and any(jnp.ndim(s) for s in jax.tree.leaves(std)):
+        raise ValueError(
+            "a low-rank population takes one std ([]) or one per leaf, not one per coordinate"
+        )
     index = jnp.arange(pop_size, dtype=jnp.int32)
     half = pop_size // 2 if antithetic else 0
     return Seeded(Shared(mean), Shared(key), Shared(std), index, rank, half)
@@ -217,7 +225,7 @@ def _leaves(population: Seeded, eps: Float[Array, "*pop n"], sign: Float[Array, 
 
 def std_leaves(population: Seeded) -> list[Array]:
     """The noise scale of each leaf of the mean: one ``[]`` scale for all, or the leaf's own
-    per-coordinate spread (``std`` a pytree like the mean)."""
+    (``std`` a pytree like the mean: a ``[]`` scale per leaf, or a per-coordinate spread)."""
     std, leaves = unshare(population.std), jax.tree.leaves(unshare(population.mean))
     if not isinstance(std, (list, tuple, dict)) and jnp.ndim(std) == 0:
         return [jnp.asarray(std)] * len(leaves)

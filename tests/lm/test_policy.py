@@ -3,6 +3,8 @@ and a population of seeded low-rank members decoding inside one trainer step."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -116,13 +118,21 @@ def test_a_policy_starts_from_a_checkpoint(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "algorithm",
-    [LowRankES(pop_size=8, rank=2), pytest.param(OpenES(pop_size=8), marks=pytest.mark.slow)],
+    "algorithm, model",
+    [
+        (LowRankES(pop_size=8, rank=2), SMALL),
+        pytest.param(OpenES(pop_size=8), SMALL, marks=pytest.mark.slow),
+        pytest.param(  # float master weights, int8 forward (tests/lm/test_int8.py)
+            LowRankES(pop_size=8, rank=2, layer_scale="rms"),
+            dataclasses.replace(SMALL, weight_dtype="int8"),
+            marks=pytest.mark.slow,
+        ),
+    ],
 )
-def test_a_seeded_population_trains_in_one_compiled_step(algorithm):
+def test_a_seeded_population_trains_in_one_compiled_step(algorithm, model):
     task = Arithmetic(n_digits=1, batch_size=4, completion_len=3)
     trainer = Trainer(
-        algorithm, LanguageModel(completion_len=3, model=SMALL), task, mesh=None, pop_chunk=None
+        algorithm, LanguageModel(completion_len=3, model=model), task, mesh=None, pop_chunk=None
     )
     state = trainer.init(jax.random.key(0))
     chex.clear_trace_counter()  # counted per function: the other parameter's run traced it

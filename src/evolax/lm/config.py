@@ -11,6 +11,9 @@ import jax.numpy as jnp
 from evolax.validation import check_positive, check_positive_int
 
 DTYPES = ("float32", "bfloat16")
+WEIGHT_DTYPES = (None, "int8")
+QUANT_METHOD = "evolax_int8"
+"""``quantization_config.quant_method`` of a checkpoint with int8 weights (``config.json``)."""
 
 
 class LMConfig(eqx.Module):
@@ -32,6 +35,9 @@ class LMConfig(eqx.Module):
         tie_embeddings: the output head is the embedding matrix (no separate head).
         dtype: the weights' and activations' dtype, ``"float32"`` or ``"bfloat16"`` (norms,
             softmax and logits are computed in float32 either way).
+        weight_dtype: ``None`` (the weights in ``dtype``) or ``"int8"``: every matrix stored
+            as int8 with a float32 scale per output channel (symmetric absmax,
+            :mod:`evolax.lm.quant`), the activations and norm scales in ``dtype``.
     """
 
     vocab_size: int = eqx.field(static=True, default=256)
@@ -45,6 +51,7 @@ class LMConfig(eqx.Module):
     norm_eps: float = eqx.field(static=True, default=1e-6)
     tie_embeddings: bool = eqx.field(static=True, default=False)
     dtype: str = eqx.field(static=True, default="float32")
+    weight_dtype: str | None = eqx.field(static=True, default=None)
 
     def __post_init__(self):
         if self.n_kv_heads is None:
@@ -72,6 +79,11 @@ class LMConfig(eqx.Module):
             )
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {list(DTYPES)}, got {self.dtype!r}")
+        if self.weight_dtype not in WEIGHT_DTYPES:
+            raise ValueError(
+                "weight_dtype must be None (the weights in dtype) or 'int8', got "
+                f"{self.weight_dtype!r}"
+            )
 
     @property
     def head_dim(self) -> int:
@@ -81,6 +93,11 @@ class LMConfig(eqx.Module):
     def jnp_dtype(self) -> jnp.dtype:
         return jnp.dtype(self.dtype)
 
+    @property
+    def int8(self) -> bool:
+        """Whether the matrices are held as int8 with per-channel scales."""
+        return self.weight_dtype == "int8"
+
     def n_params(self) -> int:
         """The number of parameters."""
         d, kv = self.d_model, self.n_kv_heads * self.head_dim
@@ -89,7 +106,13 @@ class LMConfig(eqx.Module):
         return self.vocab_size * d + self.n_layers * block + d + head
 
     def to_hf(self) -> dict[str, Any]:
-        """The ``config.json`` of ``transformers``' ``LlamaForCausalLM`` for this model."""
+        """The ``config.json`` of ``transformers``' ``LlamaForCausalLM`` for this model (with
+        int8 weights, a ``quantization_config`` that ``transformers`` refuses to load)."""
+        quantization = (
+            {"quantization_config": {"quant_method": QUANT_METHOD, "bits": 8, "scale": "channel"}}
+            if self.int8
+            else {}
+        )
         return {
             "architectures": ["LlamaForCausalLM"],
             "model_type": "llama",
@@ -107,13 +130,16 @@ class LMConfig(eqx.Module):
             "attention_bias": False,
             "mlp_bias": False,
             "torch_dtype": self.dtype,
+            **quantization,
         }
 
     @classmethod
     def from_hf(cls, hf: dict[str, Any], **overrides: Any) -> LMConfig:
         """The model a ``transformers`` Llama ``config.json`` describes (``overrides``: fields
-        to set otherwise, ``max_len`` or ``dtype`` say). Raises one line for another
-        architecture or an option this model does not implement."""
+        to set otherwise, ``max_len``, ``dtype`` or ``weight_dtype`` say; a
+        ``quantization_config`` of evolax's int8 weights sets ``weight_dtype="int8"``).
+        Raises one line for another architecture or an option this model does not
+        implement."""
         kind = hf.get("model_type")
         if kind not in ("llama", "mistral", "qwen2") and kind is not None:
             raise ValueError(
@@ -127,6 +153,9 @@ class LMConfig(eqx.Module):
             raise ValueError(f"config.json: hidden_act {hf['hidden_act']!r}, expected 'silu'")
         if hf.get("rope_scaling") not in (None, {}):
             raise ValueError(f"config.json: rope_scaling {hf['rope_scaling']!r} is not supported")
+        method = (hf.get("quantization_config") or {}).get("quant_method")
+        if method not in (None, QUANT_METHOD):
+            raise ValueError(f"config.json: quantization {method!r} is not supported")
         fields = dict(
             vocab_size=hf["vocab_size"],
             d_model=hf["hidden_size"],
@@ -138,5 +167,6 @@ class LMConfig(eqx.Module):
             rope_theta=float(hf.get("rope_theta", 10000.0)),
             norm_eps=float(hf.get("rms_norm_eps", 1e-6)),
             tie_embeddings=bool(hf.get("tie_word_embeddings", False)),
+            weight_dtype="int8" if method == QUANT_METHOD else None,
         )
         return cls(**{**fields, **overrides})

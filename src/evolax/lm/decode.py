@@ -11,7 +11,7 @@ from jaxtyping import Array, Bool, Float, Int
 from evolax.compiled import compiled
 from evolax.lm.cache import empty_cache
 from evolax.lm.config import LMConfig
-from evolax.lm.model import forward
+from evolax.lm.model import forward, quantized
 from evolax.types import Params, PRNGKey
 
 
@@ -54,6 +54,7 @@ def generate(
     position against the KV cache; without, each step reruns the whole sequence."""
     prompt_len = prompt.shape[0]
     check_lengths(config, prompt_len, n_new)
+    params = quantized(config, params)  # once, not at every step
     keys = jax.random.split(key, n_new)
     if valid is None:
         valid = jnp.ones(prompt_len, bool)

@@ -5,6 +5,10 @@ Every weight matrix is used as ``x @ W`` (the embedding as a row lookup, a tied 
 ``x @ E.T``), so a low-rank evolution strategy's members (:class:`~evolax.seeded.LowRank`
 views) run inside the forward pass with no member's matrix ever formed.
 
+With ``config.weight_dtype == "int8"`` every matrix is an :class:`~evolax.lm.quant.Int8Matrix`
+(int8 weights, a float32 scale per output channel) used the same way; float matrices given
+instead are quantised on the way in (:func:`quantized`).
+
 Parameters: ``{"embed": [vocab, d], "layers": [{"attn_norm": [d], "wq": [d, heads * hd],
 "wk": [d, kv_heads * hd], "wv": [d, kv_heads * hd], "wo": [heads * hd, d], "mlp_norm": [d],
 "w_gate": [d, d_ff], "w_up": [d, d_ff], "w_down": [d_ff, d]}, ...], "norm": [d]}`` and
@@ -22,6 +26,7 @@ from jaxtyping import Array, Bool, Float, Int
 from evolax.compiled import compiled
 from evolax.lm.cache import KVCache
 from evolax.lm.config import LMConfig
+from evolax.lm.quant import quantize_params
 from evolax.seeded import LowRank
 from evolax.types import Params, PRNGKey
 
@@ -64,21 +69,30 @@ def param_shapes(config: LMConfig) -> dict[str, Any]:
     return shapes
 
 
+def quantized(config: LMConfig, params: Params) -> Params:
+    """``params`` as the forward pass of ``config`` reads them: with int8 weights, every float
+    matrix (and a :class:`LowRank` view's shared matrix) quantised per output channel
+    (:func:`~evolax.lm.quant.quantize_params`); else unchanged."""
+    return quantize_params(params, config.jnp_dtype) if config.int8 else params
+
+
 @compiled
 def init_params(config: LMConfig, key: PRNGKey) -> Params:
-    """Weights ``N(0, 0.02^2)`` and norm scales 1, in ``config.dtype`` (one program, compiled
-    once per configuration when called eagerly)."""
+    """Weights ``N(0, 0.02^2)`` and norm scales 1, in ``config.dtype`` (with int8 weights,
+    the matrices drawn in float32 and quantised); one program, compiled once per
+    configuration when called eagerly."""
     is_shape = lambda x: isinstance(x, tuple)  # noqa: E731
     pairs, treedef = jax.tree_util.tree_flatten_with_path(param_shapes(config), is_leaf=is_shape)
     keys = jax.random.split(key, len(pairs))
     dtype = config.jnp_dtype
+    draw = jnp.float32 if config.int8 else dtype
     values = [
         jnp.ones(shape, dtype)
         if "norm" in jax.tree_util.keystr(path)
-        else (INIT_STD * jax.random.normal(k, shape)).astype(dtype)
+        else (INIT_STD * jax.random.normal(k, shape)).astype(draw)
         for (path, shape), k in zip(pairs, keys, strict=True)
     ]
-    return jax.tree.unflatten(treedef, values)
+    return quantized(config, jax.tree.unflatten(treedef, values))
 
 
 def rms_norm(x: Float[Array, "... d"], scale: Float[Array, " d"], eps: float) -> Array:
@@ -153,6 +167,7 @@ def forward(
     holds them too. ``valid`` marks real tokens (``False``: padding, never attended to by
     another position); all are real by default.
     """
+    params = quantized(config, params)
     length = tokens.shape[0]
     if valid is None:
         valid = jnp.ones(length, bool)

@@ -5,7 +5,14 @@ every Llama checkpoint on the Hub) or in its Flax models' (``*.kernel``, ``[in, 
 
 ``load_pretrained`` reads one into an :class:`~evolax.lm.config.LMConfig` and the parameter
 pytree of :mod:`evolax.lm.model`; ``save_pretrained`` writes evolved weights back in either
-layout, for ``transformers`` (or any Llama reader) to load."""
+layout, for ``transformers`` (or any Llama reader) to load.
+
+With int8 weights (``weight_dtype="int8"``) each matrix is written as its int8 tensor under
+its usual name and its float32 scales, one per output channel (``[out]``), as ``NAME.scale``
+(``model.layers.0.self_attn.q_proj.weight.scale``); ``config.json`` then says so in a
+``quantization_config`` that ``transformers`` refuses rather than misreads. Reading a float
+checkpoint into an int8 configuration quantises it; reading an int8 one into a float
+configuration dequantises it."""
 
 from __future__ import annotations
 
@@ -19,8 +26,12 @@ import jax.numpy as jnp
 
 from evolax.lm.config import LMConfig
 from evolax.lm.model import param_shapes
+from evolax.lm.quant import Int8Matrix, channel_axis, quantize
 from evolax.seeded import dense
 from evolax.types import Params
+
+SCALE = ".scale"
+"""The suffix of a quantised tensor's scales: ``NAME.scale`` beside the int8 ``NAME``."""
 
 Layout = Literal["pytorch", "flax"]
 
@@ -62,19 +73,41 @@ def _get(tree: Params, path: tuple):
     return tree
 
 
+def _int8(config: LMConfig, path: tuple, value) -> Int8Matrix:
+    """A parameter of an int8 configuration as an :class:`Int8Matrix` (a float matrix, or a
+    member's view formed, quantised)."""
+    if isinstance(value, Int8Matrix):
+        return value
+    return quantize(dense(value), channel_axis(path), config.jnp_dtype)
+
+
 def to_state_dict(config: LMConfig, params: Params, layout: Layout = "pytorch") -> dict:
     """The tensors of ``params`` under ``transformers``' names in ``layout`` (a member's
-    :class:`~evolax.seeded.LowRank` views formed)."""
+    :class:`~evolax.seeded.LowRank` views formed); with int8 weights, each matrix's int8
+    tensor and its scales (``NAME.scale``, ``[out]``), float matrices quantised."""
     out = {}
     for path, (name, transposed) in _names(config, layout).items():
-        value = dense(_get(params, path))
+        value = _get(params, path)
+        if config.int8 and len(param_shapes_of(config, path)) == 2:
+            matrix = _int8(config, path, value)
+            out[name] = matrix.q.T if transposed else matrix.q
+            out[name + SCALE] = matrix.scale
+            continue
+        value = dense(value)
+        value = value.dense() if isinstance(value, Int8Matrix) else value
         out[name] = value.T if transposed else value
     if config.tie_embeddings:  # the head too, for readers that do not tie (transformers' Flax)
-        embedding = out["model.embed_tokens." + ("weight" if layout == "pytorch" else "embedding")]
-        out["lm_head." + ("weight" if layout == "pytorch" else "kernel")] = (
-            embedding if layout == "pytorch" else embedding.T
-        )
+        embedding = "model.embed_tokens." + ("weight" if layout == "pytorch" else "embedding")
+        head = "lm_head." + ("weight" if layout == "pytorch" else "kernel")
+        out[head] = out[embedding] if layout == "pytorch" else out[embedding].T
+        if embedding + SCALE in out:
+            out[head + SCALE] = out[embedding + SCALE]
     return out
+
+
+def param_shapes_of(config: LMConfig, path: tuple) -> tuple[int, ...]:
+    """The shape of the parameter at ``path``."""
+    return _get(param_shapes(config), path)
 
 
 def detect_layout(names: set[str]) -> Layout:
@@ -83,20 +116,24 @@ def detect_layout(names: set[str]) -> Layout:
 
 
 def from_state_dict(config: LMConfig, tensors: Mapping[str, jax.Array]) -> Params:
-    """The parameter pytree of ``tensors`` (either layout, detected from the names), cast to
-    ``config.dtype``. Raises one line naming the first missing, unexpected or misshapen
-    tensor."""
+    """The parameter pytree of ``tensors`` (either layout, detected from the names), in
+    ``config``'s dtypes: an int8 tensor with its ``NAME.scale`` kept as an
+    :class:`~evolax.lm.quant.Int8Matrix` by an int8 configuration, dequantised by a float
+    one; a float matrix quantised by an int8 one. Raises one line naming the first missing,
+    unexpected or misshapen tensor."""
     layout = detect_layout(set(tensors))
     names = _names(config, layout)
     expected = {name for name, _ in names.values()}
+    expected |= {n + SCALE for n in expected if n in tensors and _is_int8(tensors[n])}
     ignored = {n for n in tensors if n.endswith("rotary_emb.inv_freq")}
     if config.tie_embeddings:  # a tied head is the embedding: a copy of it is not read
         ignored |= {n for n in tensors if n.startswith("lm_head.")}
     if missing := sorted(expected - set(tensors)):
         hint = " (a tied head? set tie_word_embeddings)" if "lm_head" in missing[0] else ""
+        hint = " (an int8 tensor's scales)" if missing[0].endswith(SCALE) else hint
         raise ValueError(
             f"checkpoint lacks {len(missing)} tensor(s) the model needs, first "
-            f"{missing[-1 if hint else 0]!r}{hint}"
+            f"{missing[-1 if 'tied' in hint else 0]!r}{hint}"
         )
     if unexpected := sorted(set(tensors) - expected - ignored):
         raise ValueError(
@@ -117,8 +154,29 @@ def from_state_dict(config: LMConfig, tensors: Mapping[str, jax.Array]) -> Param
                 f"needs {shown}"
             )
         target = params if len(path) == 1 else params["layers"][path[1]]
-        target[path[-1]] = value.astype(config.jnp_dtype)
+        target[path[-1]] = _parameter(config, path, name, value, tensors)
     return params
+
+
+def _is_int8(tensor) -> bool:
+    return jnp.dtype(tensor.dtype) == jnp.int8
+
+
+def _parameter(config: LMConfig, path: tuple, name: str, value: jax.Array, tensors: Mapping):
+    """One parameter from its tensor ``value`` (in our orientation) in ``config``'s form."""
+    axis = channel_axis(path)
+    if _is_int8(value):
+        scale = jnp.asarray(tensors[name + SCALE], jnp.float32)
+        if value.ndim != 2 or tuple(scale.shape) != (value.shape[axis],):
+            raise ValueError(
+                f"tensor {name + SCALE!r} has shape {tuple(scale.shape)}, its int8 tensor "
+                f"needs ({value.shape[axis] if value.ndim == 2 else '...'},)"
+            )
+        matrix = Int8Matrix(value, scale, axis, config.jnp_dtype.name)
+        return matrix if config.int8 else matrix.dense()
+    if config.int8 and value.ndim == 2:
+        return quantize(value, axis, config.jnp_dtype)
+    return value.astype(config.jnp_dtype)
 
 
 def _safetensors():

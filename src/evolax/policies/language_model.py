@@ -11,7 +11,8 @@ from jaxtyping import Array, Int
 from evolax.compiled import compiled
 from evolax.lm.config import LMConfig
 from evolax.lm.decode import check_lengths, generate
-from evolax.lm.model import init_params
+from evolax.lm.model import init_params, quantized
+from evolax.lm.quant import dequantize_params
 from evolax.lm.tokenizer import ByteTokenizer
 from evolax.lm.weights import load_pretrained
 from evolax.policies.base import EmptyState, Policy
@@ -29,6 +30,14 @@ class LanguageModel(Policy):
     it (:func:`evolax.lm.decode.generate`). Every weight is used as ``x @ W``, so a seeded
     population's members (:class:`~evolax.algorithms.LowRankES`'s low-rank views, or
     OpenES's full-rank noise held as seeds) decode with no member's weights ever formed.
+
+    With int8 weights (``model.weight_dtype == "int8"``) the genome is the float master
+    weights (the int8 weights dequantised, in ``model.dtype``): an evolution strategy moves
+    them in float, and each episode first quantises the shared matrices per channel (once
+    for the whole population) and decodes with them, a low-rank member's perturbation
+    added in float inside the forward pass (a full-rank member's matrix is quantised
+    whole). The deployed model is the mean quantised (:func:`~evolax.lm.save_pretrained`
+    writes it so).
 
     Args:
         completion_len: tokens to write; must match the task's ``action_shape[1]``.
@@ -56,9 +65,10 @@ class LanguageModel(Policy):
     @classmethod
     def from_pretrained(cls, path: str | Path, **fields) -> LanguageModel:
         """The policy of the checkpoint folder ``path``: its architecture, and its weights as
-        the initial genome. ``fields``: this class's other fields; ``max_len`` and ``dtype``
-        there override the checkpoint's."""
-        overrides = {k: fields.pop(k) for k in ("max_len", "dtype") if k in fields}
+        the initial genome. ``fields``: this class's other fields; ``max_len``, ``dtype`` and
+        ``weight_dtype`` there override the checkpoint's."""
+        names = ("max_len", "dtype", "weight_dtype")
+        overrides = {k: fields.pop(k) for k in names if k in fields}
         config, _ = load_pretrained(path, **overrides)  # checks it reads, once
         return cls(model=config, checkpoint=str(path), **fields)
 
@@ -66,7 +76,8 @@ class LanguageModel(Policy):
         self, key: PRNGKey, obs_shape: tuple[int, ...], action_shape: tuple[int, ...]
     ) -> Params:
         """The weights (the checkpoint's, or random) for ``obs_shape = (batch, prompt_len)``
-        and ``action_shape = (batch, completion_len)``."""
+        and ``action_shape = (batch, completion_len)``; int8 weights dequantised (float
+        master weights, see the class)."""
         if len(obs_shape) != 2 or len(action_shape) != 2 or obs_shape[0] != action_shape[0]:
             raise ValueError(
                 "a language model reads obs_shape (batch, prompt_len) and writes action_shape "
@@ -79,15 +90,19 @@ class LanguageModel(Policy):
             )
         check_lengths(self.model, obs_shape[1], self.completion_len)
         if self.checkpoint is None:
-            return init_params(self.model, key)
-        overrides = {"max_len": self.model.max_len, "dtype": self.model.dtype}
+            return dequantize_params(init_params(self.model, key))
+        overrides = {
+            "max_len": self.model.max_len,
+            "dtype": self.model.dtype,
+            "weight_dtype": self.model.weight_dtype,
+        }
         config, params = load_pretrained(self.checkpoint, **overrides)
         if config != self.model:
             raise ValueError(
                 f"checkpoint {self.checkpoint}: its configuration {config} is not model's "
                 f"{self.model} (use LanguageModel.from_pretrained)"
             )
-        return params
+        return dequantize_params(params)
 
     @compiled
     def apply(
@@ -102,6 +117,7 @@ class LanguageModel(Policy):
     ) -> Int[Array, "batch n_new"]:
         """``n_new`` tokens after each prompt (one key per prompt)."""
         keys = jax.random.split(key, prompts.shape[0])
+        params = quantized(self.model, params)  # int8: once for the batch (and population)
 
         def one(prompt, prompt_key):
             return generate(

@@ -3,11 +3,16 @@ pass."""
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import chex
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
+from jaxtyping import PyTree
 
 from evolax.algorithms.base import GradientESState, decayed_std
 from evolax.algorithms.es.common import check_open_es_settings, noise_weights
@@ -15,13 +20,62 @@ from evolax.algorithms.es.seeded import SeededES
 from evolax.algorithms.shaping import Shaping, centered_rank
 from evolax.optim import optimizer_field
 from evolax.seeded import noise_sums
-from evolax.validation import check_positive_int
+from evolax.validation import check_positive, check_positive_int
+
+LAYER_SCALE_RULES = ("rms",)
+
+
+@dataclasses.dataclass(frozen=True)
+class LeafScales:
+    """A pytree of positive scalars, one per leaf of the genome, held as hashable static
+    configuration (:attr:`LowRankES.layer_scale` given as a pytree).
+
+    Attributes:
+        treedef: the pytree's structure.
+        values: its leaves, in ``jax.tree.leaves`` order.
+    """
+
+    treedef: jax.tree_util.PyTreeDef
+    values: tuple[float, ...]
+
+    def tree(self) -> PyTree:
+        """The scales as the pytree they were given as."""
+        return jax.tree.unflatten(self.treedef, self.values)
+
+
+def layer_scale_option(value: Any) -> str | LeafScales | None:
+    """``layer_scale`` checked: ``None``, a rule's name, or a pytree of positive scalars
+    (frozen as :class:`LeafScales`)."""
+    if value is None or isinstance(value, LeafScales):
+        return value
+    expected = f"None, one of {list(LAYER_SCALE_RULES)} or a pytree of positive scalars"
+    if isinstance(value, str):
+        if value not in LAYER_SCALE_RULES:
+            raise ValueError(f"layer_scale must be {expected}, got {value!r}")
+        return value
+    pairs, treedef = jax.tree_util.tree_flatten_with_path(value)
+    if not pairs:
+        raise ValueError(f"layer_scale must be {expected}, got an empty {type(value).__name__}")
+    for path, x in pairs:
+        if not (np.ndim(x) == 0 and np.isfinite(x) and x > 0):
+            where = jax.tree_util.keystr(path)
+            raise ValueError(f"layer_scale must be {expected}: its leaf {where} is {x!r}")
+    return LeafScales(treedef, tuple(float(x) for _, x in pairs))
 
 
 @chex.dataclass(frozen=True, kw_only=True)
 class LowRankESState(GradientESState):
     """LowRankES state: the ``mean`` (a pytree like the genome), the isotropic ``std``
     (``[]``) and the optimizer's state."""
+
+
+@chex.dataclass(frozen=True, kw_only=True)
+class LayerScaledESState(LowRankESState):
+    """LowRankES state with a ``layer_scale``: also each leaf's noise scale relative to
+    ``std``, ``layer_scale`` (a pytree like the mean of ``[]`` leaves). A subclass, so that a
+    state without one keeps its structure (and its checkpoints)."""
+
+    layer_scale: PyTree
 
 
 class LowRankES(SeededES[LowRankESState]):
@@ -44,6 +98,15 @@ class LowRankES(SeededES[LowRankESState]):
     steps, so on a quadratic the estimate's mean is the gradient at any rank; EGGROLL shows
     the estimate converges to the full-rank one at ``O(1/r)`` in general.
 
+    ``layer_scale`` gives each leaf ``l`` of the genome its own noise scale ``std * s_l``
+    (EGGROLL and the full-parameter ES of Qiu et al. 2025 use one ``std`` for all): the
+    member's leaf is ``mean_l + std s_l E_l`` and the update divides leaf ``l``'s sum by
+    ``pop_size * std * s_l``, so on a quadratic the estimate's mean is still the gradient in
+    every leaf. ``"rms"`` sets ``s_l`` to the RMS of the leaf's initial mean (at least
+    ``layer_scale_floor``): each perturbation is then a fixed fraction ``std`` of its
+    weights' size, norms' scales (about 1) and matrices' weights (about 0.02) alike. One
+    scalar per leaf suits a rank-``r`` view as well as full-rank noise.
+
     ``rank = 0`` perturbs every leaf at full rank: OpenES's population held as seeds, in
     ``O(D)`` memory instead of ``O(pop D)``. The mean is kept as the genome's pytree
     (:attr:`~evolax.algorithms.Algorithm.pytree_genome`): joining 1e8 parameters into one
@@ -65,6 +128,10 @@ class LowRankES(SeededES[LowRankESState]):
         update_block: members whose noise the update draws at once (``None``: all; it must
             divide the ``pop_size`` draws, or half of them when ``antithetic``): bounds the
             update's memory at full rank.
+        layer_scale: each leaf's noise scale relative to ``std``: ``None`` (``1`` for all),
+            ``"rms"`` (the RMS of the leaf's initial mean) or a pytree like the genome of
+            positive scalars, one per leaf.
+        layer_scale_floor: the least scale ``"rms"`` gives a leaf (a leaf of zeros), positive.
     """
 
     pytree_genome = True
@@ -77,9 +144,14 @@ class LowRankES(SeededES[LowRankESState]):
     antithetic: bool = eqx.field(static=True, default=True)
     fitness_shaping: Shaping = eqx.field(static=True, default=centered_rank)
     update_block: int | None = eqx.field(static=True, default=None)
+    layer_scale: str | PyTree | None = eqx.field(
+        static=True, default=None, converter=layer_scale_option
+    )
+    layer_scale_floor: float = 1e-3
 
     def __check_init__(self):
         check_open_es_settings(self)
+        check_positive("layer_scale_floor", self.layer_scale_floor)
         if not (isinstance(self.rank, int) and self.rank >= 0):
             raise ValueError(f"rank must be a non-negative integer, got {self.rank!r}")
         if self.update_block is not None:
@@ -94,7 +166,34 @@ class LowRankES(SeededES[LowRankESState]):
     def _init(self, key, x0):
         del key
         dtype = jax.tree.leaves(x0)[0].dtype
-        return LowRankESState(**self._start(x0, jnp.asarray(self.init_std, dtype)))
+        start = self._start(x0, jnp.asarray(self.init_std, dtype))
+        if self.layer_scale is None:
+            return LowRankESState(**start)
+        return LayerScaledESState(**start, layer_scale=self._layer_scales(x0, dtype))
+
+    def _layer_scales(self, x0: PyTree, dtype: Any) -> PyTree:
+        """Each leaf's noise scale relative to ``std`` (``[]`` leaves)."""
+        given = self.layer_scale
+        if isinstance(given, LeafScales):
+            if given.treedef != jax.tree.structure(x0):
+                raise ValueError(
+                    "layer_scale must be a pytree like the genome (one positive scalar per "
+                    f"leaf); its structure is not the genome's ({len(given.values)} leaves, "
+                    f"the genome {len(jax.tree.leaves(x0))})"
+                )
+            return jax.tree.map(lambda s: jnp.asarray(s, dtype), given.tree())
+        return jax.tree.map(  # "rms"
+            lambda x: jnp.maximum(
+                jnp.sqrt(jnp.mean(jnp.square(x.astype(jnp.float32)))), self.layer_scale_floor
+            ).astype(dtype),
+            x0,
+        )
+
+    def _seed_std(self, state):
+        """``std``, or ``std * s_l`` per leaf with a ``layer_scale``."""
+        if self.layer_scale is None:
+            return state.std
+        return jax.tree.map(lambda s: state.std * s, state.layer_scale)
 
     @property
     def holds_seeds(self) -> bool:
@@ -116,7 +215,12 @@ class LowRankES(SeededES[LowRankESState]):
     def _tell_seeds(self, state, population, fitness):
         weights = noise_weights(self.fitness_shaping(fitness, None), self.antithetic)
         total, _ = noise_sums(population, weights, block=self.update_block)
-        grad = jax.tree.map(lambda g: g / (self.pop_size * state.std), total)
+        if self.layer_scale is None:
+            grad = jax.tree.map(lambda g: g / (self.pop_size * state.std), total)
+        else:  # member = mean + std s_l E: leaf l's step is its sum over pop std s_l
+            grad = jax.tree.map(
+                lambda g, s: g / (self.pop_size * state.std * s), total, state.layer_scale
+            )
         std = decayed_std(state.std, self.std_decay, self.std_min)
         new_state = state.replace(std=std, **self._ascend(state, grad))
         return new_state, {"std": std, "grad_norm": optax.tree.norm(grad)}

@@ -52,10 +52,18 @@ class SeededES(GradientES[S]):
         ``i``'s noise wherever it is needed, so ``ask`` returns ``O(pop)`` numbers besides
         the mean instead of ``pop * D``."""
         _, unravel = ravel_pytree(state.best_genome)
-        std = state.std if jnp.ndim(state.std) == 0 else unravel(state.std)  # type: ignore[attr-defined]
         mean = state.mean if self.pytree_genome else unravel(state.mean)  # type: ignore[attr-defined]
         rank, antithetic = self._seed_form()
+        std = self._seed_std(state)
         return seeded_population(mean, key, std, self.pop_size, rank, antithetic), state
+
+    def _seed_std(self, state: S) -> Any:
+        """The members' noise scale: the state's ``std`` (``[]``, or ``[D]`` as the genome's
+        pytree)."""
+        if jnp.ndim(state.std) == 0:  # type: ignore[attr-defined]
+            return state.std  # type: ignore[attr-defined]
+        _, unravel = ravel_pytree(state.best_genome)
+        return unravel(state.std)  # type: ignore[attr-defined]
 
     def _ask_population(self, key: PRNGKey, state: S) -> tuple[Population, S]:
         if self.holds_seeds:
