@@ -5,6 +5,7 @@ same work (``benchmarks/kernel_counts.py``, at small sizes)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -132,6 +133,16 @@ PINNED = {
 when recorded (main before they were cut: SimpleGA 96, DE 45, PSO 47, CMA-ES 136, OpenES 70,
 cart-pole 21). A change that adds kernels fails here: record the new number only if the
 kernels it adds are worth their launches."""
+LEGACY_EMITTER = {"cma_es": 121, "cma_es_lean": 103, "open_es": 75}
+"""The counts that differ where XLA:CPU generates code with its older elemental fusion emitter
+(``--xla_cpu_use_fusion_emitters=false``, how the default suite compiles: tests/conftest.py),
+which fuses a few of the update's operations differently."""
+
+
+def pinned(case: str) -> int:
+    """The recorded count for ``case`` under this process's XLA flags."""
+    legacy = "--xla_cpu_use_fusion_emitters=false" in os.environ.get("XLA_FLAGS", "")
+    return LEGACY_EMITTER.get(case, PINNED[case]) if legacy else PINNED[case]
 
 
 def own_count(case: str, sizes: tuple[int, int] | None = SIZES) -> int:
@@ -144,9 +155,9 @@ def own_count(case: str, sizes: tuple[int, int] | None = SIZES) -> int:
 @pytest.mark.parametrize("case", list(PINNED))
 def test_kernels_per_generation_do_not_grow(case):
     count = own_count(case)
-    assert count <= PINNED[case], (
+    assert count <= pinned(case), (
         f"{case}: one generation compiles to {count} kernels on the CPU, more than the "
-        f"{PINNED[case]} recorded; see benchmarks/kernel_counts.py and evolax.hlo"
+        f"{pinned(case)} recorded; see benchmarks/kernel_counts.py and evolax.hlo"
     )
 
 

@@ -76,24 +76,51 @@ def exported_algorithms() -> list[type[Algorithm]]:
     )
 
 
+SIBLINGS = {
+    "IAMaLGaMUnivariate": "IAMaLGaMFull",
+    "SVOpenES": "SVCMAES",
+    "NoiseReuseES": "PersistentES",
+    "SAMRGA": "MR15GA",
+    "GESMRGA": "MR15GA",
+    "SHADE": "JADE",
+    "SaDE": "CoDE",
+    "CSO": "CLPSO",
+    "SLPSO": "CLPSO",
+    "RandomSearch": "HillClimbing",
+    "SimulatedAnnealing": "HillClimbing",
+    "GradientlessDescent": "HillClimbing",
+    "XNES": "SNES",
+    "RmES": "MAES",
+}
+"""Algorithms whose family member (the value) runs in the default suite, their state and
+non-finite handling shared: they, and every algorithm's flipped boolean options, run in
+`nox -s slow` to keep the default suite under 12 minutes on 2 cores (as
+tests/algorithms/test_registry.py's siblings)."""
+
+# flipped options that change which individuals are kept or how fitness is read: the default
+# suite keeps them (the others change the update's arithmetic only)
+KEPT_OPTIONS = {("JADE", "archive"), ("IAMaLGaMFull", "elitist")}
+
+
 def variants():
     """Each algorithm with its defaults, then with each boolean option flipped."""
     for cls in exported_algorithms():
         kwargs = {"pop_size": POP} | REQUIRED.get(cls.__name__, {})
         # NEAT's own genomes: its variants (a compile each) in nox -s slow
-        own = [pytest.mark.slow] if cls.__name__ in OWN_GENOME else []
-        yield pytest.param(cls, kwargs, id=cls.__name__, marks=own)
+        own = cls.__name__ in OWN_GENOME or cls.__name__ in SIBLINGS
+        yield pytest.param(cls, kwargs, id=cls.__name__, marks=[pytest.mark.slow] * own)
         for name, parameter in inspect.signature(cls).parameters.items():
             if isinstance(parameter.default, bool):  # custom __init__s included
                 flipped = kwargs | {name: not parameter.default}
-                # held as seeds: the same update (test_seeded_es), in nox -s slow
-                marks = [pytest.mark.slow] if name == "seeded" or own else []
+                slow = own or (cls.__name__, name) not in KEPT_OPTIONS
+                marks = [pytest.mark.slow] * slow
                 yield pytest.param(cls, flipped, id=f"{cls.__name__}-{name}", marks=marks)
 
 
 def test_every_exported_algorithm_is_covered():
     names = {cls.__name__ for cls in exported_algorithms()}
     assert len(names) >= 26, names
+    assert set(SIBLINGS) | set(SIBLINGS.values()) <= names  # a renamed one is not lost
 
 
 def sphere(population):
