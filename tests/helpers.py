@@ -62,6 +62,20 @@ class Constant(Policy):
         return jnp.full((self.action_size,), params["c"]) + 0.0 * obs[0], state
 
 
+LEGACY_CODEGEN = "--xla_cpu_use_fusion_emitters=false" in os.environ.get("XLA_FLAGS", "")
+"""Whether this process compiles with XLA:CPU's older fusion code generator (the default suite
+does, tests/conftest.py): there one program fused two ways (vmapped and not, in a scan or
+step by step) agrees to float rounding only, where XLA's default code gives the same bits."""
+
+
+def assert_same_or_rounding(actual, expected, rtol: float = 1e-6, atol: float = 1e-6):
+    """Equal bit for bit, or to ``rtol``/``atol`` under :data:`LEGACY_CODEGEN`."""
+    if LEGACY_CODEGEN:
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_array_equal(actual, expected)
+
+
 def evolax_command(*args) -> list[str]:
     """The `evolax` command line, run with this interpreter."""
     return [sys.executable, "-m", "evolax.cli", *map(str, args)]

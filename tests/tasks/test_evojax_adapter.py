@@ -23,6 +23,7 @@ from evolax.policies.evojax import EvoJAXObservation, EvoJAXPolicy
 from evolax.rollout import episode_keys
 from evolax.runner import train
 from evolax.tasks.evojax import EvoJAXTask
+from helpers import assert_same_or_rounding
 
 FROM_EVOJAX = Path(__file__).resolve().parents[2] / "docs" / "from_evojax.md"
 
@@ -34,7 +35,7 @@ def leaves(tree):
 def assert_trees_equal(actual, expected):
     assert jax.tree.structure(actual) == jax.tree.structure(expected)
     for a, e in zip(leaves(actual), leaves(expected), strict=True):
-        np.testing.assert_array_equal(a, e)
+        assert_same_or_rounding(a, e, rtol=1e-5, atol=1e-5)
 
 
 def test_reset_and_step_equal_evojax_batched_under_vmap_and_scan():
@@ -75,7 +76,7 @@ def test_reset_and_step_equal_evojax_batched_under_vmap_and_scan():
     assert_trees_equal(first, expected[0])
     stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *expected[1:])
     assert_trees_equal(states, stacked)
-    np.testing.assert_array_equal(rewards, np.stack(expected_rewards))
+    assert_same_or_rounding(rewards, np.stack(expected_rewards), rtol=1e-5, atol=1e-5)
     assert rewards.dtype == jnp.float32 and dones.dtype == jnp.bool_
     np.testing.assert_array_equal(dones, expected_dones.astype(bool))
 
