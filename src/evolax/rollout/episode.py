@@ -18,7 +18,7 @@ from evolax.types import Done, Params, Population, PRNGKey, Reward
 from evolax.validation import population_size
 
 _MEMBERS, _REPEATS = "evolax_episode_members", "evolax_episode_repeats"
-"""The names of the episode loop's batch axes (the while loop's test sums over them)."""
+"""The names of the episode loop's batch axes (the while loop's test reduces over them)."""
 
 
 def episode_keys(key: PRNGKey, n_repeats: int) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -149,8 +149,7 @@ def run_episodes(
 
         def cond(carry):
             t, *_, alive = carry
-            running = jax.lax.psum(alive.astype(jnp.int32), (_MEMBERS, _REPEATS))
-            return (t < task.max_steps) & (running > 0)
+            return (t < task.max_steps) & jax.lax.pmax(alive, (_MEMBERS, _REPEATS))
 
         def scan(advance, carry, length):
             carry, _ = jax.lax.scan(
