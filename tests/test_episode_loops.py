@@ -165,6 +165,60 @@ def test_a_vector_reward():
 
 
 @pytest.mark.slow
+@chex.dataclass(frozen=True)
+class RulesState:
+    obs: jax.Array
+    rules: jax.Array  # f32[7, 13], drawn at reset, read by every step and never written
+
+
+class Rules(Task):
+    """:class:`RandomWalk` whose drift is a rule drawn at reset: the rules are state that no
+    step changes, as an environment's own rules, level or key (XLand-MiniGrid's rulesets)."""
+
+    max_steps: int = eqx.field(static=True, default=20)
+    obs_shape: tuple = eqx.field(static=True, default=(1,))
+    action_shape: tuple = eqx.field(static=True, default=(1,))
+
+    def reset(self, key):
+        return RulesState(obs=jnp.zeros(1), rules=jax.random.normal(key, (7, 13)))
+
+    def step(self, state, action, key):
+        x = state.obs + 0.1 * action + 0.3 * state.rules[2, 5] + 0.3 * jax.random.normal(key, ())
+        return RulesState(obs=x, rules=state.rules), jnp.sum(x**2), jnp.abs(x[0]) > 1.0
+
+
+def _loop_input_shapes(jaxpr) -> set[tuple[int, ...]]:
+    """The shapes of every input of the (nested) loops of ``jaxpr``."""
+    shapes = set()
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in ("while", "scan"):
+            shapes |= {tuple(v.aval.shape) for v in eqn.invars}
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, tuple) else (value,):
+                sub = getattr(sub, "jaxpr", sub)
+                if hasattr(sub, "eqns"):
+                    shapes |= _loop_input_shapes(sub)
+    return shapes
+
+
+@pytest.mark.parametrize("loop", [WHILE, FORMS[0], FORMS[2]], ids=lambda loop: loop.form)
+@pytest.mark.parametrize("n_repeats", [1, 3])
+def test_state_no_step_changes_is_carried_once_per_episode_not_per_individual(loop, n_repeats):
+    """The loop batches the episodes' states only where the steps make them differ: the
+    rules come into it once per episode (``[repeats, 7, 13]``, ``[7, 13]`` for one), not once
+    per individual, so the steps read them as the environment's own loop would. The
+    returns are the while loop's in every form."""
+    task, policy = Rules(), MLP(hidden_sizes=())
+    population = _population(policy, task, jax.random.key(0), 5)
+    jaxpr = jax.make_jaxpr(
+        lambda p, k: evaluate(policy, task, p, k, n_repeats=n_repeats, loop=loop)
+    )(population, jax.random.key(1))
+    rules = [s for s in _loop_input_shapes(jaxpr.jaxpr) if s[-2:] == (7, 13)]
+    assert rules and all(s == ((n_repeats,) if n_repeats > 1 else ()) + (7, 13) for s in rules)
+    lengths = _equal_in_every_form(policy, task, population, [loop], n_repeats=n_repeats)
+    assert 1 < lengths.min() < lengths.max()  # episodes that end early, at different steps
+
+
 def test_unrolled_loops_are_bit_for_bit_in_the_default_compilation():
     """As users compile (XLA's default optimisation), not this suite's cheapest pipeline."""
     script = textwrap.dedent(

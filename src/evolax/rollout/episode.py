@@ -11,12 +11,14 @@ from jaxtyping import Array, ArrayLike, Float, Int
 
 from evolax.layout import EpisodeLoop, loop_for
 from evolax.policies.base import Policy
-from evolax.policies.team import replicate
 from evolax.population import materialize, pop_axes
 from evolax.rollout.fused import run_fused_episodes
 from evolax.tasks.base import Task
 from evolax.types import Done, Params, Population, PRNGKey, Reward
 from evolax.validation import population_size
+
+_MEMBERS, _REPEATS = "evolax_episode_members", "evolax_episode_repeats"
+"""The names of the episode loop's batch axes (the while loop's test reduces over them)."""
 
 
 def episode_keys(key: PRNGKey, n_repeats: int) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -64,11 +66,6 @@ def prepare(policy: Policy, population: Population) -> Population:
     if type(policy).prepare is Policy.prepare:
         return population
     return jax.vmap(policy.prepare)(population)
-
-
-def _expand(mask: Array, shape: tuple[int, ...]) -> Array:
-    """``mask`` (leading axes of ``shape``) broadcast over ``shape``'s trailing axes."""
-    return jnp.broadcast_to(mask.reshape(mask.shape + (1,) * (len(shape) - mask.ndim)), shape)
 
 
 def run_episodes(
@@ -124,53 +121,69 @@ def run_episodes(
         lengths = jnp.ones((pop_size, n_repeats), jnp.int32)
         return reward.astype(jnp.float32), lengths, task_state
 
-    # Several steps: the initial states are broadcast over the population and every step runs
-    # in the loop, so the policy and the task are traced and compiled once.
-    each = jax.vmap(transition, in_axes=(None, None, None, 0, None, 0, 0))
-    step = jax.vmap(each, in_axes=(None, None, members, None, None, 0, 0))
-    task_state, policy_state = replicate(task_state, pop_size), replicate(policy_state, pop_size)
-    # a reward per agent: the axes of the observation before one agent's (MultiAgentTask);
-    # then the objectives' axes of a vector reward (Task.reward_shape)
-    agents = task_state.obs.shape[2 : task_state.obs.ndim - len(task.obs_shape)]
+    # Several steps: one episode of one individual is written as a loop, batched over the
+    # repeats (sharing the individual's params) and then over the population, with the
+    # initial states shared by the population (in_axes None). Batching the loop, rather than
+    # looping over a batched step, leaves unbatched what the steps never make differ between
+    # individuals (an environment's own key, its rules or parameters): JAX's loop batching
+    # finds them, which a state broadcast over the population up front would hide. The
+    # population and repeat axes are named, so the test of the while loop (is any episode
+    # still running?) is one value for the whole batch, as a loop over the batch would test.
+    agents = task_state.obs.shape[1 : task_state.obs.ndim - len(task.obs_shape)]
     agents = (*agents, *task.reward_shape)
-
-    def body(carry):
-        t, task_state, policy_state, returns, lengths, alive = carry
-        task_state, policy_state, reward, done = step(
-            policy, task, population, episode_step_keys, t, task_state, policy_state
+    # one episode: its initial state, shared by all, stays unbatched until a step changes it
+    shared = n_repeats == 1
+    if shared:
+        task_state, policy_state, episode_step_keys = jax.tree.map(
+            lambda x: x[0], (task_state, policy_state, episode_step_keys)
         )
-        returns = returns + jnp.where(_expand(alive, reward.shape), reward, 0.0)
-        return t + 1, task_state, policy_state, returns, lengths + alive, alive & ~done
 
-    def cond(carry):
-        t, *_, alive = carry
-        return (t < task.max_steps) & jnp.any(alive)
+    def episode(params, episode_step_key, task_state, policy_state):
+        def body(carry):
+            t, task_state, policy_state, ret, length, alive = carry
+            task_state, policy_state, reward, done = transition(
+                policy, task, params, episode_step_key, t, task_state, policy_state
+            )
+            ret = ret + jnp.where(alive, reward, 0.0)
+            return t + 1, task_state, policy_state, ret, length + alive, alive & ~done
 
-    def scan(advance, carry, length):
-        carry, _ = jax.lax.scan(
-            lambda c, _: (advance(c), None), carry, length=length, unroll=loop.unroll
+        def cond(carry):
+            t, *_, alive = carry
+            return (t < task.max_steps) & jax.lax.pmax(alive, (_MEMBERS, _REPEATS))
+
+        def scan(advance, carry, length):
+            carry, _ = jax.lax.scan(
+                lambda c, _: (advance(c), None), carry, length=length, unroll=loop.unroll
+            )
+            return carry
+
+        carry = (
+            jnp.zeros([], jnp.int32),
+            task_state,
+            policy_state,
+            jnp.zeros(agents, jnp.float32),
+            jnp.zeros([], jnp.int32),
+            jnp.ones([], bool),
         )
-        return carry
+        if loop.form == "scan":  # every step; those after the episode's end masked (`alive`)
+            carry = scan(body, carry, task.max_steps)
+        elif loop.form == "chunked":
+            block = min(cast(int, loop.block), task.max_steps)
+            # where the last block runs past max_steps, those steps leave the carry as it was
+            advance = body if task.max_steps % block == 0 else _within(body, task.max_steps)
+            carry = jax.lax.while_loop(cond, lambda c: scan(advance, c, block), carry)
+        else:
+            carry = jax.lax.while_loop(cond, body, carry)
+        _, task_state, _, ret, length, _ = carry
+        return ret, length, task_state
 
-    carry = (
-        jnp.zeros([], jnp.int32),
-        task_state,
-        policy_state,
-        jnp.zeros((pop_size, n_repeats, *agents), jnp.float32),
-        jnp.zeros((pop_size, n_repeats), jnp.int32),
-        jnp.ones((pop_size, n_repeats), bool),
+    repeats = None if shared else 0
+    each = jax.vmap(
+        episode, in_axes=(None, repeats, repeats, repeats), axis_size=n_repeats, axis_name=_REPEATS
     )
-    if loop.form == "scan":  # every step; those after an episode's end masked (`alive`)
-        carry = scan(body, carry, task.max_steps)
-    elif loop.form == "chunked":
-        block = min(cast(int, loop.block), task.max_steps)
-        # where the last block runs past max_steps, those steps leave the carry as it was
-        advance = body if task.max_steps % block == 0 else _within(body, task.max_steps)
-        carry = jax.lax.while_loop(cond, lambda c: scan(advance, c, block), carry)
-    else:
-        carry = jax.lax.while_loop(cond, body, carry)
-    _, task_state, _, returns, lengths, _ = carry
-    return returns, lengths, task_state
+    return jax.vmap(each, in_axes=(members, None, None, None), axis_name=_MEMBERS)(
+        population, episode_step_keys, task_state, policy_state
+    )
 
 
 def _within(body: Callable[[Any], Any], max_steps: int) -> Callable[[Any], Any]:
