@@ -1,5 +1,7 @@
 """The NAVIX adapter against NAVIX's own episodes (same keys and actions)."""
 
+import jax
+import numpy as np
 import pytest
 
 from evolax.tasks import Navix
@@ -42,3 +44,22 @@ def test_shapes_unknown_name_and_missing_package(monkeypatch):
     check_name_and_install_errors(
         monkeypatch, Navix, "Navix-Empty-5x5", "Navix-Empty-5x5-v0", ["navix"], "navix"
     )
+
+
+def test_a_configuration_names_the_observation_function_by_import_path():
+    from evolax.config import build_task, resolve
+
+    config = resolve(
+        "cartpole_easy",
+        [
+            "task.name=navix:Navix-Empty-Random-5x5-v0",
+            "task.observation_fn=navix.observations:symbolic_first_person",
+        ],
+    )
+    task = build_task(config)
+    env = nx.make("Navix-Empty-Random-5x5-v0", observation_fn=nx.observations.symbolic_first_person)
+    key = jax.random.key(2)
+    expected = np.asarray(env.reset(key).observation, np.float32).ravel()
+    np.testing.assert_array_equal(np.asarray(task.reset(key).obs), expected)
+    with pytest.raises(TypeError, match="observation_fn must be a NAVIX observation function"):
+        Navix("Navix-Empty-5x5-v0", observation_fn="symbolic_first_person")

@@ -10,6 +10,7 @@ from evolax.policies.hyperneat import CPPNGenome, HyperNEAT
 from evolax.policies.language_model import LanguageModel
 from evolax.policies.mlp import MLP
 from evolax.policies.neat import NEATNetwork
+from evolax.policies.sampled import Sampled
 from evolax.policies.seq2seq import Seq2Seq
 from evolax.policies.team import Team
 from evolax.policies.transformer import Transformer
@@ -28,6 +29,7 @@ __all__ = [
     "LanguageModel",
     "NEATNetwork",
     "Policy",
+    "Sampled",
     "Seq2Seq",
     "Team",
     "Transformer",
@@ -42,5 +44,6 @@ REGISTRY = {
     "language_model": LanguageModel,
     "neat": NEATNetwork,
     "hyperneat": HyperNEAT,
+    "sampled": Sampled,
 }
 """Policies by the short name a configuration gives (``policy.name``)."""

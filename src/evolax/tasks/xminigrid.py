@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, PyTree
 
 from evolax.extras import require
-from evolax.tasks.distributions import Distribution, TaskDistribution
+from evolax.tasks.distributions import Distribution, ParamSet, TaskDistribution
 from evolax.tasks.jax_env import JaxEnvTask, check_env_name
 from evolax.tasks.spaces import ActionMap
 from evolax.types import PRNGKey
@@ -49,6 +51,66 @@ class XLandRulesets(TaskDistribution):
         """The first ``fraction`` of the rulesets and the rest (training and held-out)."""
         first, rest = self.benchmark.split(fraction)
         return XLandRulesets(first), XLandRulesets(rest)
+
+
+OBJECT_SHAPES = ("ball", "square", "pyramid", "key", "star", "hex")
+"""The object shapes :func:`near_object_rulesets` draws from (XLand-MiniGrid's ``Tiles``)."""
+
+OBJECT_COLOURS = ("red", "green", "blue", "purple", "yellow", "grey")
+"""The colours :func:`near_object_rulesets` draws from (XLand-MiniGrid's ``Colors``)."""
+
+
+def near_object_rulesets(
+    n_shapes: int = 4, n_colours: int = 6, n_distractors: int = 2, seed: int = 0
+) -> ParamSet:
+    """A set of XLand rulesets built in place (no download): one per object of the first
+    ``n_shapes`` of :data:`OBJECT_SHAPES` in the first ``n_colours`` of
+    :data:`OBJECT_COLOURS`, whose goal is to stand next to that object
+    (``AgentNearGoal``) in a room that also holds ``n_distractors`` other objects, drawn
+    with ``seed``; no rules. The goal is not in the observation: a policy that solves one
+    ruleset need not solve another (multi-task MAP-Elites keeps one per ruleset).
+
+    Returns:
+        a :class:`~evolax.tasks.ParamSet` of ``n_shapes * n_colours`` rulesets in an order
+        shuffled with ``seed`` (``split(n)`` gives a training and a held-out set), with
+        ``replace="ruleset"``: the ``distribution`` of an ``XLand-MiniGrid-R*`` task.
+    """
+    require("xminigrid", "xminigrid", "XLandMiniGrid")
+    from xminigrid.core.constants import Colors, Tiles
+    from xminigrid.core.goals import AgentNearGoal
+    from xminigrid.core.rules import EmptyRule
+    from xminigrid.types import RuleSet
+
+    if not 1 <= n_shapes <= len(OBJECT_SHAPES):
+        raise ValueError(f"n_shapes must be in [1, {len(OBJECT_SHAPES)}], got {n_shapes}")
+    if not 1 <= n_colours <= len(OBJECT_COLOURS):
+        raise ValueError(f"n_colours must be in [1, {len(OBJECT_COLOURS)}], got {n_colours}")
+    objects = [
+        (getattr(Tiles, shape.upper()), getattr(Colors, colour.upper()))
+        for shape in OBJECT_SHAPES[:n_shapes]
+        for colour in OBJECT_COLOURS[:n_colours]
+    ]
+    if not 0 <= n_distractors < len(objects):
+        raise ValueError(f"n_distractors must be in [0, {len(objects) - 1}], got {n_distractors}")
+    rng = np.random.default_rng(seed)
+    rulesets = []
+    for i in rng.permutation(len(objects)):
+        others = [j for j in range(len(objects)) if j != i]
+        chosen = [i, *rng.choice(others, n_distractors, replace=False)]
+        tiles = jnp.array([objects[j] for j in chosen], jnp.uint8)
+        rulesets.append(
+            RuleSet(
+                goal=AgentNearGoal(tile=tiles[0]).encode(),
+                rules=EmptyRule().encode()[None],
+                init_tiles=tiles,
+            )
+        )
+    members = RuleSet(
+        goal=jnp.stack([r.goal for r in rulesets]),
+        rules=jnp.stack([r.rules for r in rulesets]),
+        init_tiles=jnp.stack([r.init_tiles for r in rulesets]),
+    )
+    return ParamSet(members, replace="ruleset")
 
 
 class XLandMiniGrid(JaxEnvTask):
