@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import yaml
@@ -18,6 +19,7 @@ from evolax.algorithms import CMAES, Algorithm
 from evolax.config import (
     REGISTRIES,
     Run,
+    build_task,
     build_trainer,
     dump,
     presets,
@@ -173,6 +175,11 @@ def test_the_example_files_configure_what_they_say(monkeypatch):
     changed = [k for k, v in defaults.items() if gymnax["algorithm"][k] != v]
     assert len(changed) == 3 and gymnax["task"]["name"] == "gymnax:Pendulum-v1"
     assert ":" in gymnax["policy"]["name"]  # the user's policy, by import path
+    reverse = build_task(resolve(EXAMPLES / "lm_reverse.yaml"), test=True)
+    assert reverse.obs_shape == (64, 5) and type(reverse).__module__ == "lm_reverse"
+    words, answers = reverse.prompts(jax.random.key(0), 3)  # the user's functions
+    assert bytes(words[0].tolist()).endswith(b">") and (answers == words[:, 3::-1]).all()
+    assert float(reverse.reward(jnp.array([100, 99, 98, 97, 0]), jnp.array([100, 99, 1, 2]))) == 0.5
     pole = resolve(EXAMPLES / "cartpole_long_pole.yaml")["task"]
     assert pole["pole_length"] == pytest.approx(
         1.5 * resolve("cartpole_easy")["task"]["pole_length"]
@@ -191,6 +198,7 @@ ADAPTER_RUNS = {
         "policy.hidden_sizes=[4]",
     ],
     "user": ["cartpole_easy", "task.name=my_task:ShortCartPole", "task.max_steps=10"],
+    "lm_example": [str(EXAMPLES / "lm_reverse.yaml"), "task.batch_size=2", "run.test_interval=2"],
 }
 USER_TASK = '''from evolax.tasks import CartPoleSwingUp
 
