@@ -33,7 +33,13 @@ DIMS = (2, 10)  # float64 comparison (default run); all six suite dimensions in 
 FLOAT32_DIMS = (40,)  # and 2, 5, 10, 20 in the slow test
 INSTANCES = (1, 2, 71, 101)  # 2009's first two, a 2018- and a 2023-workshop instance
 FLOAT32_RTOL = {16: 2e-3, 17: 2e-4, 18: 2e-4, 19: 3e-3, 23: 1e-3}  # ill-conditioned in x
-FLOAT64_RTOL = {19: 1e-12}  # computed in COCO's order, product by product (1e-8 elsewhere)
+# float64: |f - f_coco| <= rtol (|f_coco - f_opt| + |f_opt|), the size of COCO's last sum (it
+# adds f_opt last), so its own value is no finer. COCO's own double-precision value of f15
+# (10 (D - sum cos) cancels near the optimum) and f16 (cosines of phases up to 6e6 radians) is
+# off from a 50-digit evaluation by up to ~5e-12 (benchmarks/fidelity.py bbob, docs/fidelity.md):
+# 1e-12 agreement is out of reach there.
+FLOAT64_RTOL = {15: 1e-11, 16: 1e-11}
+FLOAT64_RTOL_DEFAULT = 1e-12
 FLOAT32_RTOL_DEFAULT = 1e-4  # measured up to 4.4e-5 (f11: condition 1e6)
 # Within 1e-3 of x_opt, x - x_opt in float32 is off by ~2^-24 |x_opt| / 1e-3 ~ 2e-4 relative
 FLOAT32_RTOL_NEAR_OPTIMUM = 1e-3
@@ -120,22 +126,17 @@ def assert_matches_float64(reference: dict, dims, instances) -> None:
                     where = f"f{f} d{d} i{i}"
                     assert float(problem.f_opt) == pytest.approx(coco_f_opt, rel=1e-12), where
                     np.testing.assert_allclose(problem.x_opt, coco_best, atol=1e-12, err_msg=where)
-                    rtol = FLOAT64_RTOL.get(f, 1e-8)
-                    np.testing.assert_allclose(
-                        values,
-                        coco_values,
-                        rtol=rtol,
-                        atol=rtol * (1 + abs(coco_f_opt)),
-                        err_msg=where,
-                    )
+                    rtol = FLOAT64_RTOL.get(f, FLOAT64_RTOL_DEFAULT)
+                    scale = np.abs(coco_values - coco_f_opt) + abs(coco_f_opt)
+                    error = np.abs(values - coco_values)
+                    assert np.all(error <= rtol * scale), (where, float(np.max(error / scale)))
                     assert abs(values[BEST] - coco_f_opt) < 1e-8 * (1 + abs(coco_f_opt)), where
 
 
 @pytest.mark.parametrize("dim", DIMS)
 def test_matches_coco_in_float64(reference, dim):
-    """Every function and instance: f at 48 points equals COCO's to 1e-8 (f19, whose cosine
-    of values near 1e6 amplifies any other rounding, to 1e-12), x_opt and f_opt to ~1e-12, and
-    f(x_opt) = f_opt."""
+    """Every function and instance: f at 48 points equals COCO's to 1e-12 of |f - f_opt| +
+    |f_opt| (f15, f16 to 1e-11), x_opt and f_opt to ~1e-12, and f(x_opt) = f_opt."""
     assert_matches_float64(reference, [dim], INSTANCES)
 
 
