@@ -172,7 +172,7 @@ def table(rows: list[dict], config: dict) -> str:
         f"{config['digits']}-digit addition)",
         "es_full": f"+ full-rank ES (Qiu et al.), pop 30, {problems:,} problems",
         "es_lowrank": f"+ rank-4 ES (EGGROLL), pop {config['pop']}, {problems:,} problems",
-        "gradient": f"+ gradient (Adam), the same {problems:,} problems",
+        "gradient": f"+ gradient (Adam), {problems:,} problems",
     }
     for name, label in labels.items():
         if name in rows[0]:
