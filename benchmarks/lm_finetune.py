@@ -1,15 +1,24 @@
 """ES fine-tuning of a small language model with verifiable rewards, against gradient fine-tuning.
 
-1. Pretrain a byte-level decoder (:mod:`evolax.lm`, about 1M parameters) by gradient descent
-   (optax Adam, teacher forcing) on ``--pretrain-digits``-digit addition.
-2. From that checkpoint, fine-tune on ``--digits``-digit addition (the harder split: longer
-   numbers) in two ways with the same number of sampled problems:
-   - ES: :class:`evolax.LowRankES` (EGGROLL's low-rank members, z-scored rewards, antithetic
-     pairs) on the :class:`evolax.tasks.Arithmetic` reward (the fraction of the answer's digits
-     right), every member decoding greedily inside one compiled step;
-   - gradient: continued teacher-forced Adam on as many problems.
-3. Score both on the held-out problems of the harder split: exact-answer accuracy and digit
-   accuracy, before and after, medians over ``--seeds``.
+1. Pretrain a byte-level decoder (:mod:`evolax.lm`, about 0.5M parameters) by gradient descent
+   (optax Adam, teacher forcing, ``--pretrain-steps`` batches of 64) on an even mix of 1- and
+   ``--digits``-digit addition, stopping where it is partly competent on the ``--digits``-digit
+   problems (the checkpoint is kept in ``benchmarks/results/`` and reused by later runs).
+2. From that checkpoint, fine-tune on ``--digits``-digit addition in three ways, each reading
+   ``--generations`` batches of ``--batch`` training problems:
+   - full-rank ES as Qiu et al. (2025) run it: :class:`evolax.LowRankES` with ``rank=0``
+     (members held as seeds), population 30, ``std`` 1e-3, z-scored rewards, plain SGD
+     steps ``lr * sum_i z_i eps_i / pop``;
+   - EGGROLL (Sarkar et al. 2025): rank-4 members, a larger population, antithetic pairs,
+     z-scored rewards, Adam, a noise scale per layer (``layer_scale="rms"``);
+   - gradient: continued teacher-forced Adam on as many problems drawn the same way (one
+     step per batch of ``--batch``).
+   Both ES read the :class:`evolax.tasks.Arithmetic` reward with partial credit (the fraction
+   of the answer's digits right), every member decoding greedily inside one compiled step.
+3. Score the checkpoint and each fine-tuned model on the ``--digits``-digit problems held out
+   of training (500; ``--validate`` scores another 500, the split to tune settings on):
+   exact-answer accuracy and digit accuracy, medians (min-max) over ``--seeds`` fine-tuning
+   seeds from the one checkpoint. The ES settings are the papers', not tuned on either split.
 
 Writes ``benchmarks/results/lm_finetune.json`` and the table ``lm_finetune.md``.
 
@@ -20,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,7 +39,7 @@ import optax
 import evolax
 from evolax.algorithms import LowRankES
 from evolax.algorithms.shaping import z_score
-from evolax.lm import LMConfig, forward, init_params, save_pretrained
+from evolax.lm import LMConfig, forward, init_params, load_pretrained, save_pretrained
 from evolax.lm.tokenizer import ByteTokenizer
 from evolax.policies import LanguageModel
 from evolax.tasks import Arithmetic
@@ -62,24 +70,37 @@ def loss_fn(config: LMConfig, params, prompts, answers, length: int):
     return jnp.sum(nll * mask) / jnp.sum(mask)
 
 
-def gradient_train(config, params, task: Arithmetic, steps: int, key, lr: float):
-    optimizer = optax.adam(lr)
-    length = task.action_shape[1]
+def left_pad(prompts: jax.Array, width: int) -> jax.Array:
+    extra = jnp.full((prompts.shape[0], width - prompts.shape[1]), PAD, prompts.dtype)
+    return jnp.concatenate([extra, prompts], axis=1)
 
-    @jax.jit
+
+def mixed(tasks: list[Arithmetic], width: int):
+    """A batch drawing from each task in turn: prompts left-padded to the longest."""
+
+    def problems(key):
+        pairs = [
+            t.problems(k) for t, k in zip(tasks, jax.random.split(key, len(tasks)), strict=True)
+        ]
+        prompts = jnp.concatenate([left_pad(p, tasks[-1].obs_shape[1]) for p, _ in pairs])
+        return prompts, jnp.concatenate([pad_to(a, width - 1) for _, a in pairs])
+
+    return problems
+
+
+def gradient_train(config, params, problems, steps: int, key, lr, width: int):
+    """Teacher-forced Adam, one step per batch ``problems(key)``."""
+    optimizer = optax.adam(lr)
+
     def step(carry, key):
         params, opt_state = carry
-        prompts, answers = task.problems(key)
-        loss, grad = jax.value_and_grad(lambda p: loss_fn(config, p, prompts, answers, length))(
-            params
-        )
+        prompts, answers = problems(key)
+        grad = jax.grad(lambda p: loss_fn(config, p, prompts, answers, width))(params)
         updates, opt_state = optimizer.update(grad, opt_state, params)
-        return (optax.apply_updates(params, updates), opt_state), loss
+        return (optax.apply_updates(params, updates), opt_state), None
 
-    carry = (params, optimizer.init(params))
-    for k in jax.random.split(key, steps):
-        carry, _ = step(carry, k)
-    return carry[0]
+    run = jax.jit(lambda c, keys: jax.lax.scan(step, c, keys)[0])
+    return run((params, optimizer.init(params)), jax.random.split(key, steps))[0]
 
 
 def accuracy(policy: LanguageModel, params, test: Arithmetic) -> dict[str, float]:
@@ -89,7 +110,10 @@ def accuracy(policy: LanguageModel, params, test: Arithmetic) -> dict[str, float
         params, state.obs, test.action_shape[1], jax.random.key(0)
     )
     digits = Arithmetic(
-        n_digits=test.n_digits, completion_len=test.action_shape[1], reward="digits"
+        n_digits=test.n_digits,
+        completion_len=test.action_shape[1],
+        reward="digits",
+        test_size=test.held_out.shape[0],
     )
     return {
         "exact": float(jnp.mean(test.check(tokens, state.answers))),
@@ -97,125 +121,151 @@ def accuracy(policy: LanguageModel, params, test: Arithmetic) -> dict[str, float
     }
 
 
-def es_train(config, params, task, generations: int, pop: int, key, lr: float, std: float):
-    """LowRankES from ``params``, through a checkpoint folder as a user would start it."""
-    with tempfile.TemporaryDirectory() as folder:
-        save_pretrained(folder, config, params)
-        policy = LanguageModel.from_pretrained(folder, completion_len=task.action_shape[1])
-        algorithm = LowRankES(
-            pop_size=pop,
-            rank=4,
-            optimizer=optax.adam(lr),
-            init_std=std,
-            fitness_shaping=z_score,
-        )
-        trainer = evolax.Trainer(algorithm, policy, task, mesh=None, pop_chunk=None)
-        state = trainer.init(key)
+def es_train(folder, task, algorithm, generations: int, key):
+    """An ES from the checkpoint ``folder``, as a user would start it; the final mean."""
+    policy = LanguageModel.from_pretrained(folder, completion_len=task.action_shape[1])
+    trainer = evolax.Trainer(algorithm, policy, task, mesh=None, pop_chunk=None)
+    state = trainer.init(key)
     final, _ = jax.jit(lambda s: trainer.run(s, generations))(state)
     return final.algo_state.mean
 
 
+def algorithms(args) -> dict[str, LowRankES]:
+    """The two ES families with their papers' settings (not tuned here: ``--validate`` scores
+    the validation split, the one to tune them on)."""
+    return {
+        "es_full": LowRankES(
+            pop_size=30,
+            rank=0,
+            antithetic=False,
+            init_std=1e-3,
+            optimizer=optax.sgd(args.full_lr * 1e-3),  # lr * sum z eps / pop
+            fitness_shaping=z_score,
+        ),
+        "es_lowrank": LowRankES(
+            pop_size=args.pop,
+            rank=4,
+            init_std=args.lowrank_std,
+            optimizer=optax.adam(args.lowrank_lr),
+            fitness_shaping=z_score,
+            layer_scale="rms",
+        ),
+    }
+
+
+def stat(rows: list[dict], name: str, metric: str) -> str:
+    values = [r[name][metric] for r in rows]
+    return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
+
+
 def table(rows: list[dict], config: dict) -> str:
-    """Held-out accuracies before and after, medians over the seeds."""
-    samples = config["generations"] * config["pop"] * config["batch"]
-
-    def median(name: str, metric: str) -> float:
-        return statistics.median(r[name][metric] for r in rows)
-
+    """Held-out accuracies before and after, medians (min-max) over the seeds."""
+    problems = config["generations"] * config["batch"]
+    split = "validation" if config["validate"] else "held-out test"
     lines = [
-        f"| {config['digits']}-digit addition, held-out (500 problems), median of {len(rows)} "
-        "seed(s) | exact | digits |",
+        f"| {config['digits']}-digit addition, {split} (500 problems), {len(rows)} seeds | "
+        "exact | digits |",
         "|---|---|---|",
     ]
-    for name, label in (
-        ("before", f"pretrained on {config['pretrain_digits']} digits"),
-        ("es", f"+ LowRankES, {samples:,} problems"),
-        ("gradient", f"+ gradient, {samples:,} problems"),
-    ):
-        lines.append(f"| {label} | {median(name, 'exact'):.3f} | {median(name, 'digits'):.3f} |")
+    labels = {
+        "before": f"pretrained ({config['pretrain_steps']} Adam steps on 1- and "
+        f"{config['digits']}-digit addition)",
+        "es_full": f"+ full-rank ES (Qiu et al.), pop 30, {problems:,} problems",
+        "es_lowrank": f"+ rank-4 ES (EGGROLL), pop {config['pop']}, {problems:,} problems",
+        "gradient": f"+ gradient (Adam), {problems:,} problems",
+    }
+    for name, label in labels.items():
+        if name in rows[0]:
+            lines.append(
+                f"| {label} | {stat(rows, name, 'exact')} | {stat(rows, name, 'digits')} |"
+            )
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--pretrain-digits", type=int, default=2)
-    parser.add_argument("--pretrain-steps", type=int, default=600)
-    parser.add_argument("--digits", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--pretrain-steps", type=int, default=1000)
+    parser.add_argument("--digits", type=int, default=2)
     parser.add_argument("--generations", type=int, default=60)
     parser.add_argument("--pop", type=int, default=32)
     parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--full-lr", type=float, default=5e-4)
+    parser.add_argument("--lowrank-lr", type=float, default=1e-3)
+    parser.add_argument("--lowrank-std", type=float, default=0.01)
+    parser.add_argument("--gradient-lr", type=float, default=1e-3)
     parser.add_argument("--d-model", type=int, default=128)
-    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--only", nargs="*", default=None, help="methods to run (default all)")
+    parser.add_argument("--validate", action="store_true", help="score the validation split")
     parser.add_argument("--out", type=Path, default=RESULTS / "lm_finetune.json")
     args = parser.parse_args()
 
+    digits = args.digits
+    width = digits + 2  # the longest answer and its EOS
     config = LMConfig(
         vocab_size=ByteTokenizer.vocab_size,
         d_model=args.d_model,
         n_layers=args.layers,
         n_heads=4,
         d_ff=3 * args.d_model,
-        max_len=2 * args.digits + 2 + args.digits + 2,
+        max_len=2 * digits + 2 + width,
     )
-    width = args.digits + 2  # the longest answer and its EOS
-    pretrain = Arithmetic(n_digits=args.pretrain_digits, batch_size=64, completion_len=width)
-    task = Arithmetic(
-        n_digits=args.digits, batch_size=args.batch, completion_len=width, reward="digits"
-    )
-    test = Arithmetic(n_digits=args.digits, completion_len=width, test=True, test_size=500)
     policy = LanguageModel(completion_len=width, model=config)
-    samples = args.generations * args.pop * args.batch
-    rows = []
-    for seed in range(args.seeds):
-        key = jax.random.key(seed)
-        start = time.perf_counter()
+    # the validation problems: another seed's held-out draw (a few may be training problems)
+    test = Arithmetic(
+        n_digits=digits,
+        completion_len=width,
+        test=True,
+        test_size=500,
+        test_seed=1 if args.validate else 0,
+    )
+    task = Arithmetic(n_digits=digits, batch_size=args.batch, completion_len=width, reward="digits")
+    folder = RESULTS / f"lm_finetune_{args.d_model}x{args.layers}_{digits}d_{args.pretrain_steps}"
+    start = time.perf_counter()
+    if not (folder / "config.json").exists():
+        mix = mixed([Arithmetic(n_digits=n, batch_size=32) for n in (1, digits)], width)
+        schedule = optax.warmup_cosine_decay_schedule(0, 3e-3, 50, args.pretrain_steps, 3e-4)
         base = gradient_train(
             config,
-            init_params(config, key),
-            pretrain,
+            init_params(config, jax.random.key(0)),
+            mix,
             args.pretrain_steps,
-            jax.random.fold_in(key, 1),
-            3e-3,
+            jax.random.key(1),
+            schedule,
+            width,
         )
-        before = accuracy(policy, base, test)
-        print("pretrained", before, f"{time.perf_counter() - start:.0f} s", flush=True)
-        t0 = time.perf_counter()
-        es = es_train(
-            config, base, task, args.generations, args.pop, jax.random.fold_in(key, 2), 3e-3, 0.01
-        )
-        es_seconds = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        steps = samples // 64
-        tuned = gradient_train(
-            config,
-            base,
-            Arithmetic(n_digits=args.digits, batch_size=64, completion_len=width),
-            steps,
-            jax.random.fold_in(key, 3),
-            1e-3,
-        )
-        grad_seconds = time.perf_counter() - t0
-        row = {
-            "seed": seed,
-            "before": before,
-            "es": accuracy(policy, es, test),
-            "gradient": accuracy(policy, tuned, test),
-            "es_seconds": es_seconds,
-            "gradient_seconds": grad_seconds,
-            "total_seconds": time.perf_counter() - start,
-        }
-        print(row, flush=True)
-        rows.append(row)
+        save_pretrained(folder, config, base)
+    _, base = load_pretrained(folder)
+    before = accuracy(policy, base, test)
+    print("pretrained", before, f"{time.perf_counter() - start:.0f} s", flush=True)
 
-    write_results(
-        args.out,
-        "lm_finetune",
-        rows,
-        lambda rows: table(rows, vars(args)),
-        config=vars(args) | {"out": str(args.out)},
-        parameters=config.n_params(),
-    )
+    methods = args.only or ["es_full", "es_lowrank", "gradient"]
+    rows = []
+    for seed in range(args.seeds):
+        key = jax.random.key(100 + seed)
+        row: dict = {"seed": seed, "before": before}
+        for name in methods:
+            t0 = time.perf_counter()
+            if name == "gradient":  # as many batches as the ES, drawn the same way
+                tuned = gradient_train(
+                    config, base, task.problems, args.generations, key, args.gradient_lr, width
+                )
+            else:
+                tuned = es_train(str(folder), task, algorithms(args)[name], args.generations, key)
+            row[name] = accuracy(policy, tuned, test)
+            row[f"{name}_seconds"] = time.perf_counter() - t0
+            print(seed, name, row[name], f"{row[f'{name}_seconds']:.0f} s", flush=True)
+        rows.append(row)
+        write_results(
+            args.out,
+            "lm_finetune",
+            rows,
+            lambda rows: table(rows, vars(args)),
+            config=vars(args) | {"out": str(args.out)},
+            parameters=config.n_params(),
+        )
+
     print(table(rows, vars(args)))
 
 
