@@ -76,7 +76,7 @@ run hyperscale 60 python3 benchmarks/hyperscale.py
 run hyperscale 110 python3 benchmarks/hyperscale.py --features 4096 --hidden 16384 16384 16384 \
     --batch 16 --generations 2
 # LowRankES on an evolax.lm decoder against one batched forward pass over the same tokens, and
-# its memory against D + pop r sum(m + n): 99.6M parameters (the CPU table's model) at rank 1
+# its memory against D + pop r sum(m + n): 99.5M parameters (the CPU table's model) at rank 1
 # and 4, and 1.01B (d_model 2,048, 20 blocks) at rank 1, pop 4,096, 32 tokens per member
 # (about 10 minutes more at their limits: ONLY=lm_throughput runs them alone)
 run lm_throughput 240 python3 benchmarks/lm_throughput.py --pop 4096 --tokens 32 --rank 1 4

@@ -2,7 +2,7 @@
 peak memory against ``parameters + population x rank x (m + n)``.
 
 The model is an :mod:`evolax.lm` decoder (Llama's layout) over the byte tokenizer's 259 tokens:
-``d_model`` 768, 14 blocks of 12 heads and a SwiGLU MLP of 2,048, a separate head: 99.6
+``d_model`` 768, 14 blocks of 12 heads and a SwiGLU MLP of 2,048, a separate head: 99.5
 million parameters. Each generation draws ``--batch`` sequences of ``--tokens + 1`` tokens
 (arithmetic progressions ``start + step * t`` modulo 256, a pattern a model can learn), shared
 by every member, and scores a member by the mean log-likelihood of each next token under it:
