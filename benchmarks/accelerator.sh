@@ -75,6 +75,13 @@ run seq2seq 75 python3 benchmarks/seq2seq_accuracy.py --pop-size 1024 --hidden-s
 run hyperscale 60 python3 benchmarks/hyperscale.py
 run hyperscale 110 python3 benchmarks/hyperscale.py --features 4096 --hidden 16384 16384 16384 \
     --batch 16 --generations 2
+# LowRankES on an evolax.lm decoder against one batched forward pass over the same tokens, and
+# its memory against D + pop r sum(m + n): 99.5M parameters (the CPU table's model) at rank 1
+# and 4, and 1.01B (d_model 2,048, 20 blocks) at rank 1, pop 4,096, 32 tokens per member
+# (about 10 minutes more at their limits: ONLY=lm_throughput runs them alone)
+run lm_throughput 240 python3 benchmarks/lm_throughput.py --pop 4096 --tokens 32 --rank 1 4
+run lm_throughput 360 python3 benchmarks/lm_throughput.py --pop 4096 --tokens 32 --rank 1 \
+    --d-model 2048 --layers 20 --heads 16 --d-ff 5504
 if [ -n "${EVOLAX_DATA_DIR:-}" ] && [ -d "$EVOLAX_DATA_DIR/mnist" ]; then
     rm -f "$RESULTS/hyperscale_mnist.md"
     run hyperscale_mnist 180 python3 benchmarks/hyperscale_mnist.py --generations 100000 \

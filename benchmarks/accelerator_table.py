@@ -89,6 +89,18 @@ def rows() -> list[dict]:
         )  # fmt: skip
     if hyperscale is None:
         out.append({"benchmark": "LowRankES against batch inference", "missing": True})
+    lm = load("lm_throughput")
+    for row in (lm or {}).get("rows", []):
+        out.append(
+            {"benchmark": f"LowRankES language model {row['parameters'] / 1e6:.0f}M params, "
+             f"pop {row['pop_size']:,}, rank {row['rank']}, {row['tokens']} tokens each: "
+             "s/generation (other: batch inference)", "evolax": row["generation_s"],
+             "other": row["batch_inference_s"], "against": "batch inference",
+             "speedup": row["throughput_ratio"]}
+        )  # fmt: skip
+    if lm is None:
+        out.append({"benchmark": "LowRankES language model against batch inference",
+                    "missing": True})  # fmt: skip
     fused = load("fused_rollout")
     for row in (fused or {}).get("rows", []):
         if row["interpret"]:
