@@ -9,7 +9,7 @@ from evolax.problems.multiobjective import MULTIOBJECTIVE_PROBLEMS, domain, pare
 from evolax.problems.wfg import wfg1
 
 pytest.importorskip("pymoo")
-from pymoo.problems import get_problem  # noqa: E402
+from pymoo.problems import get_problem
 
 NEW = ["dtlz5", "dtlz6", "dtlz7"] + [f"wfg{i}" for i in range(1, 10)]
 

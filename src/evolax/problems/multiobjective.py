@@ -226,7 +226,7 @@ def domain(name: str, n_var: int) -> tuple[np.ndarray, np.ndarray]:
     if name == "zdt4":
         lower[1:], upper[1:] = -5.0, 5.0
     elif name.startswith("wfg"):
-        upper = 2.0 * np.arange(1, n_var + 1)
+        upper = 2.0 * np.arange(1, n_var + 1, dtype=np.float64)
     return lower, upper
 
 
