@@ -439,6 +439,8 @@ def mo(args) -> None:
     from concurrent.futures import ProcessPoolExecutor
 
     cases = [(n, a) for n in args.problems for a in args.algorithms]
+    if args.cases:
+        cases = [tuple(case.split("/")) for case in args.cases]
     done: dict = {}
     context = multiprocessing.get_context("spawn")  # JAX is not fork-safe
     with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
@@ -447,9 +449,8 @@ def mo(args) -> None:
             done[futures[future]] = row = future.result()
             print(json.dumps(row), flush=True)
             rows = [done[c] for c in cases if c in done]  # the table so far, in order
-            write_results(
-                RESULTS / "fidelity_mo.json", "fidelity mo", rows, _mo_table, args=vars(args)
-            )
+            out = RESULTS / f"{args.table}.json"
+            write_results(out, "fidelity mo", rows, _mo_table, args=vars(args))
 
     print(_mo_table(rows))
 
@@ -554,6 +555,8 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--scale", type=float, default=1.0, help="times each case's generations")
     p.add_argument("--jobs", type=int, default=1, help="rows computed at once, in processes")
+    p.add_argument("--table", default="fidelity_mo", help="the results' name (docs/results)")
+    p.add_argument("--cases", nargs="+", help="PROBLEM/ALGORITHM pairs, instead of all pairs")
     p = sub.add_parser("speed")
     p.add_argument("--dims", type=int, nargs="+", default=[10, 100, 1000])
     p.add_argument("--seconds-each", type=float, default=10.0)

@@ -1,6 +1,9 @@
-"""ZDT and DTLZ: their Pareto-optimal sets map onto the published fronts, points off them are
+"""ZDT, DTLZ and WFG: their Pareto-optimal sets map onto the published fronts, points off them are
 dominated, and each true front sampled by ``pareto_front`` satisfies its closed form; pymoo's
 values at random points in test_pareto_pymoo.py (slow)."""
+
+from fractions import Fraction
+from math import floor
 
 import jax
 import jax.numpy as jnp
@@ -111,3 +114,25 @@ def test_bad_inputs_are_one_line_errors():
         dtlz2(jnp.zeros(5), n_objectives=1)
     with pytest.raises(ValueError, match=r"^name must be one of \["):
         pareto_front("zdt5")
+
+
+def test_wfg_flat_bias_keeps_float32_accuracy_near_zero():
+    """WFG's ``b_flat(y, 0.8, 0.75, 0.85)`` in float32 against the paper's formula in float64,
+    down to ``y = 1e-12``: its cancelling form (``a + min(0, floor(y - b)) a (b - y) / b``) is
+    off by ~1e-8 absolute at 0, which WFG1's ``y^0.02`` next makes ~0.7."""
+    from evolax.problems.wfg import _bias_flat
+
+    y = np.concatenate([np.logspace(-12, -1, 23), np.linspace(0.1, 1.0, 37)]).astype(np.float32)
+    a, b, c = Fraction(4, 5), Fraction(3, 4), Fraction(17, 20)
+
+    def published(v):  # exactly, in rationals
+        v = Fraction(float(v))
+        return float(
+            a
+            + min(0, floor(v - b)) * a * (b - v) / b
+            - min(0, floor(c - v)) * (1 - a) * (v - c) / (1 - c)
+        )
+
+    ours = np.asarray(_bias_flat(jnp.asarray(y), 0.8, 0.75, 0.85), np.float64)
+    np.testing.assert_allclose(ours, [published(v) for v in y], rtol=1e-6)
+    assert _bias_flat(jnp.zeros(1, jnp.float32), 0.8, 0.75, 0.85)[0] == 0.0

@@ -186,7 +186,12 @@ def _objectives(
 
 def wfg1(z: Float[ArrayLike, "... n"], n_objectives: int = 2, k: int | None = None):
     """WFG1: distance variables shifted and flat-biased, all polynomially biased (0.02),
-    weighted sums; convex front with a mixed last objective. Returns ``[..., m]``."""
+    weighted sums; convex front with a mixed last objective. Returns ``[..., m]``.
+
+    The distance is 0 only where ``z_i / 2i`` is 0.35 exactly in the working precision: the
+    bias ``y^0.02`` makes any residual ``e`` of the shift ``e^0.02`` (float32's ``3e-8``:
+    0.71; float64's ``1e-16``: 0.48), so pymoo's own sampled WFG1 front lies above the true
+    one, which :func:`wfg_front` samples."""
     y, k = _setup(z, n_objectives, k, "wfg1")
     y = y.at[..., k:].set(_bias_flat(_shift_linear(y[..., k:], 0.35), 0.8, 0.75, 0.85))
     y = _unit(y**0.02)
