@@ -17,8 +17,9 @@ sizes. Every ratio is measured side by side in one run, on this machine.
 - ``restarts``: IPOP and BIPOP (``evolax.algorithms.ipop`` / ``bipop`` with CMA-ES, float64)
   against ``cma.fmin(..., restarts=9, bipop=...)`` on multimodal BBOB functions: evaluations to
   ``1e-8`` over seeds, ``x0`` drawn anew for every run.
-- ``mo``: NSGA-II against pymoo 0.6.2 on ZDT and DTLZ, evolax in float32 and float64: the
-  median hypervolume over seeds after the same evaluations (pop 100).
+- ``mo``: NSGA-II, NSGA-III, MOEA/D and SMS-EMOA against pymoo 0.6.2's on ZDT1-4,6, DTLZ1-7
+  and WFG1-9, evolax in float32 and float64: median IGD+ and hypervolume over seeds after the
+  same evaluations, population and operators (``--scale`` shortens every run).
 - ``speed``: CMA-ES seconds per generation (ask and tell, each jitted, the state donated)
   against pycma's ``ask`` / ``tell`` on one core (``taskset -c 0``, one BLAS and XLA thread),
   on the sphere, in float32 and float64, d = 10 to 5000, in alternating rounds.
@@ -30,15 +31,17 @@ Usage::
     python benchmarks/fidelity.py bbob --dims 2 40 --instances 1 2 3 71 101
     python benchmarks/fidelity.py cma32 --dims 5 --seeds 3
     python benchmarks/fidelity.py restarts --functions 15 17 --dims 5 --seeds 5
-    python benchmarks/fidelity.py mo --seeds 3
+    python benchmarks/fidelity.py mo --seeds 3 --scale 0.5
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
+from concurrent.futures import as_completed
 from functools import partial
 from pathlib import Path
 
@@ -382,7 +385,7 @@ def restarts(args) -> None:
     print(table(rows))
 
 
-# ---- mo: NSGA-II against pymoo -----------------------------------------------------------
+# ---- mo: NSGA-II, NSGA-III, MOEA/D and SMS-EMOA against pymoo ---------------------------
 
 MO_CASES = {  # name: (variables, objectives, generations)
     "zdt1": (30, 2, 200),
@@ -392,57 +395,171 @@ MO_CASES = {  # name: (variables, objectives, generations)
     "zdt6": (10, 2, 250),
     "dtlz1": (7, 3, 400),
     "dtlz2": (12, 3, 250),
+    "dtlz3": (12, 3, 500),
+    "dtlz4": (12, 3, 250),
+    "dtlz5": (12, 3, 250),
+    "dtlz6": (12, 3, 400),
+    "dtlz7": (22, 3, 250),
+    **{f"wfg{i}": (24, 2, 250) for i in range(1, 10)},  # k = 4, l = 20
 }
+MO_ALGORITHMS = ("nsga2", "nsga3", "moead", "smsemoa")
+
+
+def _mo_setup(algorithm: str, name: str, scale: float):
+    """evolax's algorithm (float bounds from the problem), a maker of pymoo's, and the
+    generations, with pymoo's defaults on both sides: pop 100 (NSGA-III 92 and MOEA/D 91 for 3
+    objectives, on 12-division directions; 99 divisions for 2), each variable mutated at 0.9/n
+    (pymoo: a child at 0.9, then each variable at 1/n); SMS-EMOA runs half the
+    generations."""
+    from pymoo.algorithms.moo.moead import MOEAD as PymooMOEAD
+    from pymoo.algorithms.moo.nsga2 import NSGA2 as PymooNSGA2
+    from pymoo.algorithms.moo.nsga3 import NSGA3 as PymooNSGA3
+    from pymoo.algorithms.moo.sms import SMSEMOA as PymooSMSEMOA
+    from pymoo.decomposition.tchebicheff import Tchebicheff
+    from pymoo.util.ref_dirs import get_reference_directions
+
+    from evolax.algorithms.multiobjective import MOEAD, NSGA2, NSGA3, SMSEMOA
+    from evolax.problems.multiobjective import domain
+
+    n_var, m, generations = MO_CASES[name]
+    generations = max(1, round(generations * scale / (2 if algorithm == "smsemoa" else 1)))
+    lower, upper = domain(name, n_var)
+    divisions = 99 if m == 2 else 12
+    directions = get_reference_directions("das-dennis", m, n_partitions=divisions)
+    common = dict(n_objectives=m, lower=lower, upper=upper, mutation_rate=0.9 / n_var)
+    if algorithm == "nsga2":
+        return NSGA2(pop_size=100, **common), partial(PymooNSGA2, pop_size=100), generations
+    if algorithm == "smsemoa":
+        return SMSEMOA(pop_size=100, **common), partial(PymooSMSEMOA, pop_size=100), generations
+    pop = len(directions) + (1 if algorithm == "nsga3" and m == 3 else 0)
+    if algorithm == "nsga3":
+        ours = NSGA3(pop_size=pop, divisions=divisions, **common)
+        return ours, partial(PymooNSGA3, ref_dirs=directions, pop_size=pop), generations
+    ours = MOEAD(pop_size=pop, divisions=divisions, **common)
+    theirs = partial(PymooMOEAD, directions, decomposition=Tchebicheff())
+    return ours, theirs, generations
+
+
+def _evolax_fronts(algo, name: str, generations: int, seeds: int) -> np.ndarray:
+    """The minimised objectives of ``algo``'s last population per seed, ``[seeds, pop, m]``:
+    one jitted program vmapped over seeds, ``pop * generations`` evaluations each."""
+    from evolax.problems.multiobjective import MULTIOBJECTIVE_PROBLEMS
+
+    n_var, m, _ = MO_CASES[name]
+    problem = MULTIOBJECTIVE_PROBLEMS[name]
+    extra = {} if name.startswith("zdt") else {"n_objectives": m}
+
+    def run(key):
+        def one(state, key):
+            ask_key, tell_key = jax.random.split(key)
+            x, state = algo.ask(ask_key, state)
+            state, _ = algo.tell(tell_key, state, x, -problem(x, **extra))
+            return state, None
+
+        init_key, key = jax.random.split(key)
+        state = algo.init(init_key, jnp.zeros(n_var))
+        state, _ = jax.lax.scan(one, state, jax.random.split(key, generations))
+        return -state.fitness
+
+    keys = jax.random.split(jax.random.key(0), seeds)
+    return np.asarray(jax.jit(jax.vmap(run))(keys), np.float64)
+
+
+def _pymoo_fronts(make, name: str, generations: int, seeds: int) -> list[np.ndarray]:
+    from pymoo.optimize import minimize
+    from pymoo.problems import get_problem
+
+    n_var, m, _ = MO_CASES[name]
+    kwargs = {"n_var": n_var, **({} if name.startswith("zdt") else {"n_obj": m})}
+    return [
+        minimize(get_problem(name, **kwargs), make(), ("n_gen", generations), seed=seed).F
+        for seed in range(seeds)
+    ]
+
+
+def _mo_row(name: str, algorithm: str, seeds: int, scale: float) -> dict:
+    """One row of the ``mo`` table: IGD+ and hypervolume per seed for evolax in float32 and
+    float64 and for pymoo, scored alike by pymoo's indicators against the problem's front
+    (:func:`~evolax.problems.multiobjective.pareto_front`, its nadir times 1.1 the
+    hypervolume's reference point)."""
+    jax.config.update("jax_enable_x64", True)  # a fresh worker process
+    from pymoo.indicators.hv import HV
+    from pymoo.indicators.igd_plus import IGDPlus
+
+    from evolax.problems.multiobjective import pareto_front
+
+    _, m, _ = MO_CASES[name]
+    front = pareto_front(name, 1000, n_objectives=m)
+    igd, hv = IGDPlus(front), HV(ref_point=1.1 * front.max(axis=0))
+
+    def scores(fronts) -> dict:
+        fronts = [f[np.all(np.isfinite(f), axis=1)] for f in fronts]
+        return {"igd+": [float(igd(f)) for f in fronts], "hv": [float(hv(f)) for f in fronts]}
+
+    algo, make, generations = _mo_setup(algorithm, name, scale)
+    row: dict = {"problem": name, "algorithm": algorithm, "generations": generations}
+    start = time.perf_counter()
+    for dtype in ("float32", "float64"):
+        with jax.enable_x64(dtype == "float64"):
+            row[dtype] = scores(_evolax_fronts(algo, name, generations, seeds))
+    row["evolax_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    row["pymoo"] = scores(_pymoo_fronts(make, name, generations, seeds))
+    row["pymoo_s"] = time.perf_counter() - start
+    return row
+
+
+def _mo_table(rows: list[dict]) -> str:
+    lines = [
+        "| problem | algorithm | generations | IGD+ float32 | float64 | pymoo | ratio | "
+        "HV float32 | float64 | pymoo | ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    names = {"nsga2": "NSGA-II", "nsga3": "NSGA-III", "moead": "MOEA/D", "smsemoa": "SMS-EMOA"}
+    for r in rows:
+        med = {
+            k: {i: float(np.median(r[k][i])) for i in ("igd+", "hv")}
+            for k in ("float32", "float64", "pymoo")
+        }
+        ig = [med[k]["igd+"] for k in ("float32", "float64", "pymoo")]
+        hv = [med[k]["hv"] for k in ("float32", "float64", "pymoo")]
+        igd_ratio = ig[0] / ig[2] if ig[2] > 0 else float("nan")
+        hv_ratio = hv[0] / hv[2] if hv[2] > 0 else float("nan")
+        flag = lambda bad: " **!**" if bad else ""  # noqa: E731
+        lines.append(
+            f"| {r['problem'].upper()} | {names[r['algorithm']]} | {r['generations']} | "
+            + " | ".join(f"{v:.4g}" for v in ig)
+            + f" | {igd_ratio:.3f}{flag(igd_ratio > 1.1)} | "
+            + " | ".join(f"{v:.4g}" for v in hv)
+            + f" | {hv_ratio:.3f}{flag(hv_ratio < 1 / 1.1)} |"
+        )
+    lines.append(
+        "\nMedians over seeds of IGD+ (to the problem's sampled front, lower is better) and "
+        "hypervolume (above 1.1 times the front's nadir point); ratio: evolax float32 over "
+        "pymoo 0.6.2, **!** outside 1.1x. Both scored by pymoo's indicators."
+    )
+    return "\n".join(lines)
 
 
 def mo(args) -> None:
-    sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
-    from pymoo.algorithms.moo.nsga2 import NSGA2 as PymooNSGA2
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
-    from evolax.algorithms.multiobjective.nsga2 import NSGA2
-    from pymoo_reference import evolax_hypervolumes, pymoo_hypervolumes
+    cases = [(n, a) for n in args.problems for a in args.algorithms]
+    if args.cases:
+        cases = [tuple(case.split("/")) for case in args.cases]
+    done: dict = {}
+    context = multiprocessing.get_context("spawn")  # JAX is not fork-safe
+    with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+        futures = {pool.submit(_mo_row, n, a, args.seeds, args.scale): (n, a) for n, a in cases}
+        for future in as_completed(futures):
+            done[futures[future]] = row = future.result()
+            print(json.dumps(row), flush=True)
+            rows = [done[c] for c in cases if c in done]  # the table so far, in order
+            out = RESULTS / f"{args.table}.json"
+            write_results(out, "fidelity mo", rows, _mo_table, args=vars(args))
 
-    rows = []
-    for name in args.problems:
-        n_var, m, generations = MO_CASES[name]
-        lower, upper = (-5.0, 5.0) if name == "zdt4" else (0.0, 1.0)
-        row = {"problem": name, "n_var": n_var, "generations": generations}
-        for dtype in ("float32", "float64"):
-            with jax.enable_x64(dtype == "float64"):
-                algo = NSGA2(
-                    pop_size=100,
-                    n_objectives=m,
-                    lower=lower,
-                    upper=upper,
-                    mutation_rate=0.9 / n_var,
-                )
-                row[dtype] = evolax_hypervolumes(
-                    algo, name, n_var, generations, args.seeds, 1.1
-                ).tolist()
-        make = partial(PymooNSGA2, pop_size=100)
-        row["pymoo"] = pymoo_hypervolumes(
-            make, name, n_var, m, generations, args.seeds, 1.1
-        ).tolist()
-        rows.append(row)
-        print(row, flush=True)
-
-    def table(rows):
-        lines = [
-            "| problem | variables, generations | evolax float32 | evolax float64 | pymoo 0.6.2 | "
-            "float32 / pymoo |",
-            "|---|---|---|---|---|---|",
-        ]
-        for r in rows:
-            h32, h64, hp = (float(np.median(r[k])) for k in ("float32", "float64", "pymoo"))
-            lines.append(
-                f"| {r['problem'].upper()} | {r['n_var']}, {r['generations']} | {h32:.4f} | "
-                f"{h64:.4f} | {hp:.4f} | {h32 / hp:.3f} |"
-            )
-        lines.append("\nMedian hypervolume (reference point 1.1 in every objective) over seeds.")
-        return "\n".join(lines)
-
-    write_results(RESULTS / "fidelity_mo.json", "fidelity mo", rows, table, args=vars(args))
-    print(table(rows))
+    print(_mo_table(rows))
 
 
 # ---- speed: CMA-ES per generation against pycma ------------------------------------------
@@ -563,7 +680,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--budget", type=int, default=100_000, help="evaluations per dimension")
     p = sub.add_parser("mo")
     p.add_argument("--problems", nargs="+", default=list(MO_CASES))
+    p.add_argument("--algorithms", nargs="+", default=list(MO_ALGORITHMS))
     p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--scale", type=float, default=1.0, help="times each case's generations")
+    p.add_argument("--jobs", type=int, default=1, help="rows computed at once, in processes")
+    p.add_argument("--table", default="fidelity_mo", help="the results' name (docs/results)")
+    p.add_argument("--cases", nargs="+", help="PROBLEM/ALGORITHM pairs, instead of all pairs")
     p = sub.add_parser("speed")
     p.add_argument("--dims", type=int, nargs="+", default=[10, 100, 1000, 5000])
     p.add_argument("--seconds-each", type=float, default=30.0, help="pycma's time per dim")

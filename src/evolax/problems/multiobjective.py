@@ -1,23 +1,26 @@
-"""The ZDT (Zitzler, Deb & Thiele, 2000) and DTLZ (Deb, Thiele, Laumanns & Zitzler, 2002)
-multi-objective test problems, minimised as published.
+"""The ZDT (Zitzler, Deb & Thiele, 2000), DTLZ (Deb, Thiele, Laumanns & Zitzler, 2002) and
+WFG (Huband et al., 2006; :mod:`evolax.problems.wfg`) multi-objective test problems, minimised
+as published.
 
 Each maps ``x: f[..., n]`` to objectives ``f[..., m]`` (any leading batch shape); negate them
 (:func:`~evolax.problems.to_fitness`) for evolax's maximising algorithms. The domain is
-``[0, 1]^n``, except ZDT4's ``x_2 .. x_n`` in ``[-5, 5]``. :func:`pareto_front` samples each
-problem's true front, for IGD+ and for plots. A hypervolume reference point sits above the
-front's maxima: 1.1 in every objective for ZDT and DTLZ2-4, 0.55 for DTLZ1.
+``[0, 1]^n``, except ZDT4's ``x_2 .. x_n`` in ``[-5, 5]`` and WFG's ``z_i`` in ``[0, 2i]``
+(:data:`DOMAINS` gives the bounds). :func:`pareto_front` samples each problem's true front,
+for IGD+ and for plots.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
 from evolax.pareto.reference_directions import simplex_lattice
 from evolax.pareto.sorting import non_dominated_rank
+from evolax.problems.wfg import WFG_PROBLEMS, wfg_front
 from evolax.validation import check_positive_int
 
 __all__ = [
@@ -26,6 +29,10 @@ __all__ = [
     "dtlz2",
     "dtlz3",
     "dtlz4",
+    "dtlz5",
+    "dtlz6",
+    "dtlz7",
+    "domain",
     "pareto_front",
     "zdt1",
     "zdt2",
@@ -160,6 +167,39 @@ def dtlz4(
     return _spherical(position, jnp.sum((rest - 0.5) ** 2, axis=-1))
 
 
+def _degenerate_position(x: Array, g: Array, n_objectives: int) -> Array:
+    """DTLZ5's and DTLZ6's angles over ``pi / 2``: ``x_1``, then ``(1 + 2 g x_i) / (2 (1 +
+    g))``, which all tend to 1/2 (a curve) as ``g`` goes to 0."""
+    position = x[..., : n_objectives - 1]
+    bent = (1.0 + 2.0 * g[..., None] * position[..., 1:]) / (2.0 * (1.0 + g[..., None]))
+    return jnp.concatenate([position[..., :1], bent], axis=-1)
+
+
+def dtlz5(x: Float[ArrayLike, "... n"], n_objectives: int = 3) -> Float[Array, "... m"]:
+    """DTLZ5: DTLZ2's sphere with every angle but the first pulled toward ``pi / 4`` as ``g``
+    falls, so the front is a curve (degenerate for ``m >= 3``)."""
+    x = _dtlz_inputs(x, n_objectives, "dtlz5")
+    g = jnp.sum((x[..., n_objectives - 1 :] - 0.5) ** 2, axis=-1)
+    return _spherical(_degenerate_position(x, g, n_objectives), g)
+
+
+def dtlz6(x: Float[ArrayLike, "... n"], n_objectives: int = 3) -> Float[Array, "... m"]:
+    """DTLZ6: DTLZ5 with the harder distance function ``g = sum x_i^0.1`` (0 at ``x_i = 0``)."""
+    x = _dtlz_inputs(x, n_objectives, "dtlz6")
+    g = jnp.sum(x[..., n_objectives - 1 :] ** 0.1, axis=-1)
+    return _spherical(_degenerate_position(x, g, n_objectives), g)
+
+
+def dtlz7(x: Float[ArrayLike, "... n"], n_objectives: int = 3) -> Float[Array, "... m"]:
+    """DTLZ7: ``f_i = x_i`` for ``i < m`` and ``f_m = (1 + g) (m - sum_i f_i / (1 + g) (1 +
+    sin(3 pi f_i)))``, ``g = 1 + 9 mean(x_m..n)``: ``2^(m-1)`` disconnected pieces of front."""
+    x = _dtlz_inputs(x, n_objectives, "dtlz7")
+    f = x[..., : n_objectives - 1]
+    g = 1.0 + 9.0 * jnp.mean(x[..., n_objectives - 1 :], axis=-1)
+    h = n_objectives - jnp.sum(f / (1.0 + g[..., None]) * (1.0 + jnp.sin(3.0 * jnp.pi * f)), -1)
+    return jnp.concatenate([f, ((1.0 + g) * h)[..., None]], axis=-1)
+
+
 Problem = Callable[..., Float[Array, "... m"]]
 MULTIOBJECTIVE_PROBLEMS: dict[str, Problem] = {
     "zdt1": zdt1,
@@ -171,21 +211,40 @@ MULTIOBJECTIVE_PROBLEMS: dict[str, Problem] = {
     "dtlz2": dtlz2,
     "dtlz3": dtlz3,
     "dtlz4": dtlz4,
+    "dtlz5": dtlz5,
+    "dtlz6": dtlz6,
+    "dtlz7": dtlz7,
+    **WFG_PROBLEMS,
 }
+
+
+def domain(name: str, n_var: int) -> tuple[np.ndarray, np.ndarray]:
+    """The box a problem is defined on: lower and upper bounds, ``[n_var]`` each."""
+    if name not in MULTIOBJECTIVE_PROBLEMS:
+        raise ValueError(f"name must be one of {sorted(MULTIOBJECTIVE_PROBLEMS)}, got {name!r}")
+    lower, upper = np.zeros(n_var), np.ones(n_var)
+    if name == "zdt4":
+        lower[1:], upper[1:] = -5.0, 5.0
+    elif name.startswith("wfg"):
+        upper = 2.0 * np.arange(1, n_var + 1, dtype=np.float64)
+    return lower, upper
 
 
 def pareto_front(name: str, n_points: int = 1000, n_objectives: int = 2) -> np.ndarray:
     """Points of a problem's true Pareto front (minimised objectives, NumPy float64).
 
     ZDT fronts are ``n_points`` evenly spaced in ``f1`` (ZDT3: the non-dominated part of its
-    curve, so fewer); DTLZ fronts are the points of a simplex lattice (:func:`~evolax.pareto.
+    curve, so fewer); DTLZ1-4 fronts are the points of a simplex lattice (:func:`~evolax.pareto.
     simplex_lattice`) with the fewest divisions giving at least ``n_points``, on the plane
-    (DTLZ1) or projected onto the sphere (DTLZ2-4).
+    (DTLZ1) or projected onto the sphere (DTLZ2-4); DTLZ5-6's is the curve of the sphere at
+    ``n_points`` first angles evenly spaced, the others ``pi / 4``; DTLZ7's, a grid of ``f_1 ..
+    f_{m-1}`` in ``[0, 1]`` with ``g = 1``, its non-dominated points; WFG's, :func:`~evolax.
+    problems.wfg.wfg_front`.
 
     Args:
         name: a key of :data:`MULTIOBJECTIVE_PROBLEMS`.
-        n_points: how many points, at least (ZDT3: before filtering).
-        n_objectives: ``m`` for DTLZ (ZDT has 2).
+        n_points: how many points, at least (ZDT3, DTLZ7 and WFG: before filtering).
+        n_objectives: ``m`` for DTLZ and WFG (ZDT has 2).
     Returns:
         ``[k, m]``.
     """
@@ -204,6 +263,23 @@ def pareto_front(name: str, n_points: int = 1000, n_objectives: int = 2) -> np.n
         curve = np.stack([f1, 1.0 - np.sqrt(f1) - f1 * np.sin(10.0 * np.pi * f1)], axis=-1)
         rank = np.asarray(non_dominated_rank(jnp.asarray(-curve)))
         return curve[rank == 0]
+    if name.startswith("wfg"):
+        return wfg_front(name, n_points, n_objectives)
+    if name in ("dtlz5", "dtlz6"):
+        angle = np.linspace(0.0, np.pi / 2, n_points)[:, None]
+        angles = np.concatenate([angle, np.full((n_points, n_objectives - 2), np.pi / 4)], 1)
+        ones = np.ones((n_points, 1))
+        cosines = np.cumprod(np.concatenate([ones, np.cos(angles)], 1), 1)[:, ::-1]
+        return cosines * np.concatenate([ones, np.sin(angles[:, ::-1])], 1)
+    if name == "dtlz7":
+        side = int(np.ceil(n_points ** (1.0 / (n_objectives - 1))))
+        axes = np.meshgrid(*[np.linspace(0.0, 1.0, side)] * (n_objectives - 1), indexing="ij")
+        f = np.stack([a.ravel() for a in axes], axis=1)
+        last = 2.0 * n_objectives - np.sum(f * (1.0 + np.sin(3.0 * np.pi * f)), axis=1)
+        points = np.concatenate([f, last[:, None]], axis=1)
+        with jax.enable_x64(True):
+            rank = np.asarray(non_dominated_rank(jnp.asarray(-points)))
+        return points[rank == 0]
     divisions = 1
     while len(simplex_lattice(n_objectives, divisions)) < n_points:
         divisions += 1
