@@ -6,11 +6,15 @@ the Markdown into the docs. Every ratio is measured side by side in one run, on 
 - ``bbob``: the 24 BBOB functions in float64 against COCO's ``cocoex``: the largest relative
   difference of ``f`` over random points of ``[-5, 5]^d`` and near the optimum, per function,
   over the dimensions and instances given.
-- ``cma32``: CMA-ES and Sep-CMA-ES in float32 against pycma in float64 (Sep-CMA-ES against
-  ``CMA_diagonal=True``) on the BBOB functions: evaluations to ``f - f_opt < 1e-8`` of one run
-  (no restart), the same starts (``x0`` uniform in ``[-4, 4]^d``, ``sigma0 = 2``, default
-  population) and a budget of ``10^4 d``; only where float32 represents the target (``f`` at
-  the float32 point nearest the optimum is below ``1e-9``).
+- ``cma32``: CMA-ES, Sep-CMA-ES, MA-ES and LM-MA-ES in float32 (and float64 beside) against
+  pycma in float64 (Sep-CMA-ES against ``CMA_diagonal=True``, the others against full CMA) on
+  the BBOB functions: evaluations to ``f - f_opt < 1e-8`` of one run per seed (no restart),
+  the same starts (``x0`` uniform in ``[-4, 4]^d``, ``sigma0 = 2``, default population), a
+  budget of ``10^4 d``, ``f`` evaluated in float64 at the float32 genome; only where float32
+  represents the target (``f`` at the float32 point nearest the optimum is below ``1e-9``).
+  ``--merge`` writes the table of earlier runs' JSON.
+- ``evosax32``: SNES, xNES, CR-FM-NES, SimpleES, OpenES and PGPE in float32 against evosax's
+  in float32 with the same hyperparameters: the median best ``f - f_opt`` after a budget.
 - ``restarts``: IPOP and BIPOP (``evolax.algorithms.ipop`` / ``bipop`` with CMA-ES, float64)
   against ``cma.fmin(..., restarts=9, bipop=...)`` on multimodal BBOB functions: evaluations to
   ``1e-8`` over seeds, ``x0`` drawn anew for every run.
@@ -24,7 +28,8 @@ Usage::
 
     taskset -c 0 python benchmarks/fidelity.py speed --dims 10 100 1000
     python benchmarks/fidelity.py bbob --dims 2 3 5 10 20 40 --instances 1 2 3 71 101
-    python benchmarks/fidelity.py cma32 --dims 5 --seeds 3
+    python benchmarks/fidelity.py cma32 --dims 5 10 20 --seeds 5
+    python benchmarks/fidelity.py evosax32
     python benchmarks/fidelity.py restarts --functions 15 17 --dims 5 --seeds 5
     python benchmarks/fidelity.py mo --seeds 3
 """
@@ -169,23 +174,33 @@ def _cma32_host_delta_f(x) -> np.ndarray:
     return np.asarray(_cma32_delta_f(problem, jnp.asarray(np.asarray(x), jnp.float64)))
 
 
+def stall_generations(dim: int, pop_size: int) -> int:
+    """pycma's ``tolstagnation``, ``int(100 + 100 n^1.5 / lambda)`` generations."""
+    return int(100 + 100 * dim**1.5 / pop_size)
+
+
 @eqx.filter_jit
 def _cma32_batch(algorithm, x0, keys, budget):
     """One run per row of ``x0`` (vmapped): evaluations to the target, ``inf`` if not reached.
-    ``f`` comes from a host callback, so that one compilation serves every function."""
+    ``f`` comes from a host callback, so that one compilation serves every function. A run
+    ends at the target, the budget, ``should_stop`` or, for an algorithm without one (MA-ES,
+    LM-MA-ES), when its best ``f`` has not improved for :func:`stall_generations`."""
     pop_size = algorithm.pop_size
-    stop = getattr(algorithm, "should_stop", lambda state: jnp.asarray(False))
+    dim = x0.shape[-1]
+    stop = getattr(algorithm, "should_stop", None)
+    stall = stall_generations(dim, pop_size)
 
     def run(x0, key):
         init_key, key = jax.random.split(key)
         state = algorithm.init(init_key, x0)
 
         def cond(carry):
-            state, _, evals, hit = carry
-            return ~hit & (evals + pop_size <= budget) & ~stop(state)
+            state, _, evals, best, since = carry
+            going = (best >= TARGET) & (evals + pop_size <= budget)
+            return going & (~stop(state) if stop is not None else since < stall)
 
         def body(carry):
-            state, key, evals, _ = carry
+            state, key, evals, best, since = carry
             key, ask_key, tell_key = jax.random.split(key, 3)
             x, state = algorithm.ask(ask_key, state)
             delta = jax.pure_callback(
@@ -195,11 +210,24 @@ def _cma32_batch(algorithm, x0, keys, budget):
                 vmap_method="expand_dims",
             )
             state, _ = algorithm.tell(tell_key, state, x, (-delta).astype(x.dtype))
-            return state, key, evals + pop_size, jnp.min(delta) < TARGET
+            improved = jnp.min(delta) < best
+            return (
+                state,
+                key,
+                evals + pop_size,
+                jnp.minimum(best, jnp.min(delta)),
+                jnp.where(improved, 0, since + 1),
+            )
 
-        carry = (state, key, jnp.asarray(0, jnp.int32), jnp.asarray(False))
-        _, _, evals, hit = jax.lax.while_loop(cond, body, carry)
-        return jnp.where(hit, evals.astype(jnp.float64), jnp.inf)
+        carry = (
+            state,
+            key,
+            jnp.asarray(0, jnp.int32),
+            jnp.asarray(jnp.inf, jnp.float64),
+            jnp.asarray(0, jnp.int32),
+        )
+        _, _, evals, best, _ = jax.lax.while_loop(cond, body, carry)
+        return jnp.where(best < TARGET, evals.astype(jnp.float64), jnp.inf)
 
     return jax.vmap(run)(x0, keys)
 
@@ -331,10 +359,50 @@ def _pycma_job(function: int, dim: int, seed: int, budget: int, diagonal: bool) 
     return _pycma_run(bbob_problem(function, dim, 1), seed, budget, options)
 
 
+def _cma32_merge(paths: list[Path]) -> tuple[list[dict], dict]:
+    """The rows of earlier ``cma32`` runs (JSON; a later file's row replaces an earlier one of
+    the same algorithm, dimension and function) and the functions they excluded."""
+    import json
+
+    rows: dict[tuple, dict] = {}
+    considered: dict[int, set[int]] = {}
+    for path in paths:
+        result = json.loads(Path(path).read_text())
+        run = result["args"]
+        for r in result["rows"]:
+            r = {
+                k: [np.inf if v is None else v for v in r[k]] if isinstance(r[k], list) else r[k]
+                for k in r
+            }
+            rows[r["algorithm"], r["dim"], r["function"]] = r
+            subset = r["dim"] in run.get("subset_dims", [])
+            considered.setdefault(r["dim"], set()).update(
+                run["subset_functions"] if subset else run["functions"]
+            )
+    excluded = {
+        dim: {
+            f: value
+            for f in sorted(functions)
+            if (value := _nearest_float32_value(bbob_problem(f, dim, 1))) >= TARGET / 10
+        }
+        for dim, functions in sorted(considered.items())
+    }
+    order = sorted(rows, key=lambda k: (k[1], list(CMA32_ALGORITHMS).index(k[0]), k[2]))
+    return [rows[k] for k in order], excluded
+
+
 def cma32(args) -> None:
     import concurrent.futures
     import multiprocessing
 
+    if args.merge:
+        rows, excluded = _cma32_merge(args.merge)
+        table = partial(cma32_table, excluded=excluded)
+        write_results(
+            RESULTS / "fidelity_cma32.json", "fidelity cma32", rows, table, args=vars(args)
+        )
+        print(table(rows))
+        return
     cases, excluded = [], {}
     for dim in args.dims:
         excluded[dim] = {}
@@ -787,6 +855,7 @@ def main() -> None:
         help="the functions at --subset-dims (pycma's and the runs without a stop are long)",
     )
     p.add_argument("--workers", type=int, default=2, help="processes for pycma's runs")
+    p.add_argument("--merge", nargs="+", help="only write the table of these runs' JSON rows")
     p = sub.add_parser("evosax32")
     p.add_argument("--dims", type=int, nargs="+", default=[10])
     p.add_argument("--functions", type=int, nargs="+", default=[1, 2, 8, 10])
