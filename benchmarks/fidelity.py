@@ -9,11 +9,15 @@ sizes. Every ratio is measured side by side in one run, on this machine.
   optimum, per function, over every dimension cocoex accepts and every instance of COCO's yearly
   lists (and three far beyond); for f15 and f16, COCO's and evolax's own errors against a
   50-digit evaluation (mpmath) where the two differ most.
-- ``cma32``: CMA-ES and Sep-CMA-ES in float32 against pycma in float64 (Sep-CMA-ES against
-  ``CMA_diagonal=True``) on the BBOB functions: evaluations to ``f - f_opt < 1e-8`` of one run
-  (no restart), the same starts (``x0`` uniform in ``[-4, 4]^d``, ``sigma0 = 2``, default
-  population) and a budget of ``10^4 d``; only where float32 represents the target (``f`` at
-  the float32 point nearest the optimum is below ``1e-9``).
+- ``cma32``: CMA-ES, Sep-CMA-ES, MA-ES and LM-MA-ES in float32 (and float64 beside) against
+  pycma in float64 (Sep-CMA-ES against ``CMA_diagonal=True``, the others against full CMA) on
+  the BBOB functions: evaluations to ``f - f_opt < 1e-8`` of one run per seed (no restart),
+  the same starts (``x0`` uniform in ``[-4, 4]^d``, ``sigma0 = 2``, default population), a
+  budget of ``10^4 d``, ``f`` evaluated in float64 at the float32 genome; only where float32
+  represents the target (``f`` at the float32 point nearest the optimum is below ``1e-9``).
+  ``--merge`` writes the table of earlier runs' JSON.
+- ``evosax32``: SNES, xNES, CR-FM-NES, SimpleES, OpenES and PGPE in float32 against evosax's
+  in float32 with the same hyperparameters: the median best ``f - f_opt`` after a budget.
 - ``restarts``: IPOP and BIPOP (``evolax.algorithms.ipop`` / ``bipop`` with CMA-ES, float64)
   against ``cma.fmin(..., restarts=9, bipop=...)`` on multimodal BBOB functions: evaluations to
   ``1e-8`` over seeds, ``x0`` drawn anew for every run.
@@ -29,7 +33,8 @@ Usage::
     python benchmarks/fidelity.py            # every part, default sizes: every table
     taskset -c 0 python benchmarks/fidelity.py speed --dims 10 100 1000 5000
     python benchmarks/fidelity.py bbob --dims 2 40 --instances 1 2 3 71 101
-    python benchmarks/fidelity.py cma32 --dims 5 --seeds 3
+    python benchmarks/fidelity.py cma32 --dims 5 10 20 --seeds 5
+    python benchmarks/fidelity.py evosax32
     python benchmarks/fidelity.py restarts --functions 15 17 --dims 5 --seeds 5
     python benchmarks/fidelity.py mo --seeds 3 --scale 0.5
 """
@@ -57,11 +62,13 @@ import jax
 
 jax.config.update("jax_enable_x64", True)  # float64 available; each part picks its dtype
 
+import equinox as eqx  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from evolax.algorithms import CMAES, SepCMAES  # noqa: E402
+from evolax.algorithms import CMAES, LMMAES, MAES, SepCMAES  # noqa: E402
+from evolax.algorithms.cma.cma_family import default_pop_size  # noqa: E402
 from evolax.algorithms.cma.restarts import bipop, ipop  # noqa: E402
 from evolax.problems.bbob import bbob_problem  # noqa: E402
 from results_table import RESULTS, write_results  # noqa: E402
@@ -250,30 +257,112 @@ def bbob(args) -> None:
 
 # ---- cma32: the CMA family in float32 against pycma in float64 ---------------------------
 
-
-def _evolax_run(factory, problem, dim, seed, dtype, budget):
-    x0 = jnp.asarray(np.random.default_rng(seed).uniform(-4, 4, dim), dtype)
-    cast = jax.tree.map(lambda a: a.astype(dtype) if a.dtype == jnp.float64 else a, problem)
-    result = ipop(
-        factory,
-        cast.fitness,
-        x0,
-        jax.random.key(seed),
-        budget,
-        init_std=2.0,
-        max_restarts=0,
-        target_fitness=-TARGET,
-    )
-    return result.evaluations if -result.best_fitness < TARGET else float("inf")
+CMA32_ALGORITHMS = {  # name: (factory(dim), pycma options, dimensions it runs at)
+    "CMA-ES": (lambda dim: CMAES(default_pop_size(dim), init_std=2.0), {}, None),
+    "Sep-CMA-ES": (
+        lambda dim: SepCMAES(default_pop_size(dim), init_std=2.0),
+        {"CMA_diagonal": True},
+        None,
+    ),
+    "MA-ES": (lambda dim: MAES(default_pop_size(dim), init_std=2.0), {}, None),
+    # the paper's defaults need dim >= 2 pop_size: pop_size = dim // 2, from d = 10
+    "LM-MA-ES": (lambda dim: LMMAES(dim // 2, init_std=2.0), {}, 10),
+}
 
 
-def _pycma_run(problem, dim, seed, budget, options=None):
+def _starts(dim: int, seeds: int) -> np.ndarray:
+    """``x0`` of seed ``s``: uniform in ``[-4, 4]^d`` from ``default_rng(s)``, ``[seeds, d]``."""
+    return np.stack([np.random.default_rng(s).uniform(-4, 4, dim) for s in range(seeds)])
+
+
+_CMA32_PROBLEM: list = [None]  # the BBOB problem the host callback of _cma32_batch evaluates
+
+
+def _cma32_host_delta_f(x) -> np.ndarray:
+    """``f - f_opt`` in float64 of the current problem at ``x`` (any leading shape)."""
+    problem = _CMA32_PROBLEM[0]
+    return np.asarray(_cma32_delta_f(problem, jnp.asarray(np.asarray(x), jnp.float64)))
+
+
+def stall_generations(dim: int, pop_size: int) -> int:
+    """pycma's ``tolstagnation``, ``int(100 + 100 n^1.5 / lambda)`` generations."""
+    return int(100 + 100 * dim**1.5 / pop_size)
+
+
+@eqx.filter_jit
+def _cma32_batch(algorithm, x0, keys, budget):
+    """One run per row of ``x0`` (vmapped): evaluations to the target, ``inf`` if not reached.
+    ``f`` comes from a host callback, so that one compilation serves every function. A run
+    ends at the target, the budget, ``should_stop`` or, for an algorithm without one (MA-ES,
+    LM-MA-ES), when its best ``f`` has not improved for :func:`stall_generations`."""
+    pop_size = algorithm.pop_size
+    dim = x0.shape[-1]
+    stop = getattr(algorithm, "should_stop", None)
+    stall = stall_generations(dim, pop_size)
+
+    def run(x0, key):
+        init_key, key = jax.random.split(key)
+        state = algorithm.init(init_key, x0)
+
+        def cond(carry):
+            state, _, evals, best, since = carry
+            going = (best >= TARGET) & (evals + pop_size <= budget)
+            return going & (~stop(state) if stop is not None else since < stall)
+
+        def body(carry):
+            state, key, evals, best, since = carry
+            key, ask_key, tell_key = jax.random.split(key, 3)
+            x, state = algorithm.ask(ask_key, state)
+            delta = jax.pure_callback(
+                _cma32_host_delta_f,
+                jax.ShapeDtypeStruct(x.shape[:1], jnp.float64),
+                x,
+                vmap_method="expand_dims",
+            )
+            state, _ = algorithm.tell(tell_key, state, x, (-delta).astype(x.dtype))
+            improved = jnp.min(delta) < best
+            return (
+                state,
+                key,
+                evals + pop_size,
+                jnp.minimum(best, jnp.min(delta)),
+                jnp.where(improved, 0, since + 1),
+            )
+
+        carry = (
+            state,
+            key,
+            jnp.asarray(0, jnp.int32),
+            jnp.asarray(jnp.inf, jnp.float64),
+            jnp.asarray(0, jnp.int32),
+        )
+        _, _, evals, best, _ = jax.lax.while_loop(cond, body, carry)
+        return jnp.where(best < TARGET, evals.astype(jnp.float64), jnp.inf)
+
+    return jax.vmap(run)(x0, keys)
+
+
+def _evolax_runs(algorithm, problem, seeds: int, dtype, budget: int) -> list[float]:
+    """Evaluations to ``f - f_opt < 1e-8`` of one run per seed (``inf``: not reached), the
+    seeds vmapped. The algorithm runs in ``dtype``; ``f`` is evaluated in float64 at its
+    (``dtype``) samples, as pycma's black box, and told to it as ``dtype``: the target is
+    judged on the float64 value of ``f`` at the float32 genome. A run ends at the target, the
+    budget or ``should_stop`` (where the algorithm has one)."""
+    _CMA32_PROBLEM[0] = problem
+    x0 = jnp.asarray(_starts(problem.dim, seeds), dtype)
+    keys = jax.random.split(jax.random.key(0), seeds)
+    result = _cma32_batch(algorithm, x0, keys, jnp.asarray(budget, jnp.int32))
+    return [float(v) for v in result]
+
+
+_cma32_delta_f = jax.jit(lambda problem, x: problem.delta_f(x))
+
+
+def _pycma_run(problem, seed, budget, options=None):
     import cma
 
-    f_opt = float(problem.f_opt)
-    evaluate = jax.jit(lambda x: problem.delta_f(x))
     es = cma.CMAEvolutionStrategy(
-        np.random.default_rng(seed).uniform(-4, 4, dim),
+        np.random.default_rng(seed).uniform(-4, 4, problem.dim),
         2.0,
         {
             "ftarget": TARGET,
@@ -285,40 +374,367 @@ def _pycma_run(problem, dim, seed, budget, options=None):
     )
     while not es.stop():
         x = es.ask()
-        es.tell(x, list(np.asarray(evaluate(jnp.asarray(np.asarray(x))))))
-    del f_opt
+        es.tell(x, list(np.asarray(_cma32_delta_f(problem, jnp.asarray(np.asarray(x))))))
     return es.result.evaluations if es.result.fbest < TARGET else float("inf")
 
 
-def _representable(problem) -> bool:
-    """Whether float32 holds the target: f at the float32 optimum, in float64, below 1e-9."""
+def _nearest_float32_value(problem) -> float:
+    """``f - f_opt`` (float64) at the float32 point nearest the optimum."""
     x32 = np.asarray(problem.x_opt, np.float32).astype(np.float64)
-    return float(problem.delta_f(jnp.asarray(x32))) < TARGET / 10
+    return float(problem.delta_f(jnp.asarray(x32)))
+
+
+def _representable(problem) -> bool:
+    """Whether float32 holds the target with a margin: ``f - f_opt`` at the float32 point
+    nearest the optimum, in float64, below ``1e-9`` (a tenth of the target)."""
+    return _nearest_float32_value(problem) < TARGET / 10
+
+
+def _within(ours: list[float], theirs: list[float], factor: float = 1.25) -> bool | None:
+    """Whether ``ours`` solves at least as many seeds as ``theirs`` and, where both solve,
+    its median evaluations are within ``factor`` of theirs; ``None`` where neither solves."""
+    solved = [sum(np.isfinite(v) for v in r) for r in (ours, theirs)]
+    if solved == [0, 0]:
+        return None
+    if solved[0] < solved[1]:
+        return False
+    return solved[1] == 0 or median(ours) <= factor * median(theirs)
+
+
+def cma32_table(rows: list[dict], excluded: dict | None = None) -> str:
+    """The rows (``{algorithm, dim, function, float32, float64, pycma}``, evaluations per
+    seed) as Markdown: seeds solved and median evaluations of each, the float32 / pycma ratio,
+    then one summary line per algorithm and dimension."""
+    lines = [
+        "| algorithm | d | function | evolax float32: solved, median evals | evolax float64: "
+        "solved, median evals | pycma float64: solved, median evals | float32 / pycma |",
+        "|---|---|---|---|---|---|---|",
+    ]
+
+    def cell(values):
+        if values is None:
+            return "-"
+        solved = sum(np.isfinite(v) for v in values)
+        return f"{solved}/{len(values)}, {median(values):.0f}"
+
+    for r in rows:
+        flag = "" if _within(r["float32"], r["pycma"]) is not False else " **!**"
+        lines.append(
+            f"| {r['algorithm']} | {r['dim']} | f{r['function']} | {cell(r['float32'])} | "
+            f"{cell(r.get('float64'))} | {cell(r['pycma'])} | "
+            f"{ratio(median(r['float32']), median(r['pycma']))}{flag} |"
+        )
+    lines += [
+        "",
+        "| algorithm | d | functions solved by either | within 1.25x | failures "
+        "pycma does not have | float32 worse than evolax float64 |",
+        "|---|---|---|---|---|---|",
+    ]
+    keys = dict.fromkeys((r["algorithm"], r["dim"]) for r in rows)
+    for name, dim in keys:
+        group = [r for r in rows if (r["algorithm"], r["dim"]) == (name, dim)]
+        verdicts = [_within(r["float32"], r["pycma"]) for r in group]
+        failures = [
+            f"f{r['function']}"
+            for r in group
+            if sum(np.isfinite(r["float32"])) < sum(np.isfinite(r["pycma"]))
+        ]
+        losses = [
+            f"f{r['function']}"
+            for r in group
+            if r.get("float64") is not None and _within(r["float32"], r["float64"]) is False
+        ]
+        lines.append(
+            f"| {name} | {dim} | {sum(v is not None for v in verdicts)} | "
+            f"{sum(v is True for v in verdicts)} | {', '.join(failures) or 'none'} | "
+            f"{', '.join(losses) or 'none'} |"
+        )
+    if any(excluded.values()):
+        lines.append(
+            "\nExcluded (float32 does not hold the target: `f - f_opt` at the float32 point "
+            "nearest the optimum, in float64, is not below 1e-9): "
+            + "; ".join(
+                f"d = {dim}: " + ", ".join(f"f{f} ({v:.0e})" for f, v in items.items())
+                for dim, items in excluded.items()
+                if items
+            )
+            + "."
+        )
+    return "\n".join(lines)
+
+
+def _pycma_job(function: int, dim: int, seed: int, budget: int, diagonal: bool) -> float:
+    """:func:`_pycma_run` in a worker process (from picklable arguments)."""
+    options = {"CMA_diagonal": True} if diagonal else {}
+    return _pycma_run(bbob_problem(function, dim, 1), seed, budget, options)
+
+
+def _cma32_merge(paths: list[Path]) -> tuple[list[dict], dict]:
+    """The rows of earlier ``cma32`` runs (JSON; a later file's row replaces an earlier one of
+    the same algorithm, dimension and function) and the functions they excluded."""
+    import json
+
+    rows: dict[tuple, dict] = {}
+    considered: dict[int, set[int]] = {}
+    for path in paths:
+        result = json.loads(Path(path).read_text())
+        run = result["args"]
+        for r in result["rows"]:
+            r = {
+                k: [np.inf if v is None else v for v in r[k]] if isinstance(r[k], list) else r[k]
+                for k in r
+            }
+            rows[r["algorithm"], r["dim"], r["function"]] = r
+            subset = r["dim"] in run.get("subset_dims", [])
+            considered.setdefault(r["dim"], set()).update(
+                run["subset_functions"] if subset else run["functions"]
+            )
+    excluded = {
+        dim: {
+            f: value
+            for f in sorted(functions)
+            if (value := _nearest_float32_value(bbob_problem(f, dim, 1))) >= TARGET / 10
+        }
+        for dim, functions in sorted(considered.items())
+    }
+    order = sorted(rows, key=lambda k: (k[1], list(CMA32_ALGORITHMS).index(k[0]), k[2]))
+    return [rows[k] for k in order], excluded
 
 
 def cma32(args) -> None:
-    rows = []
-    algorithms = {"CMA-ES": (CMAES, {}), "Sep-CMA-ES": (SepCMAES, {"CMA_diagonal": True})}
-    for name, (factory, options) in algorithms.items():
-        for dim in args.dims:
-            for f in args.functions:
-                problem = bbob_problem(f, dim, 1)
-                if not _representable(problem):
-                    continue
-                budget = 10_000 * dim
-                ours = [
-                    _evolax_run(factory, problem, dim, s, jnp.float32, budget)
-                    for s in range(args.seeds)
-                ]
-                theirs = [_pycma_run(problem, dim, s, budget, options) for s in range(args.seeds)]
-                rows.append(
-                    {"algorithm": name, "dim": dim, "function": f, "ours": ours, "pycma": theirs}
-                )
-                print(rows[-1], flush=True)
+    import concurrent.futures
+    import multiprocessing
 
-    table = partial(evaluations_table, "algorithm", "evolax float32", "pycma float64")
-    write_results(RESULTS / "fidelity_cma32.json", "fidelity cma32", rows, table, args=vars(args))
-    print(table(rows))
+    if args.merge:
+        rows, excluded = _cma32_merge(args.merge)
+        table = partial(cma32_table, excluded=excluded)
+        write_results(
+            RESULTS / "fidelity_cma32.json", "fidelity cma32", rows, table, args=vars(args)
+        )
+        print(table(rows))
+        return
+    cases, excluded = [], {}
+    for dim in args.dims:
+        excluded[dim] = {}
+        functions = args.subset_functions if dim in args.subset_dims else args.functions
+        for f in functions:
+            problem = bbob_problem(f, dim, 1)
+            if _representable(problem):
+                cases.append((dim, f))
+            else:
+                excluded[dim][f] = _nearest_float32_value(problem)
+    # pycma in worker processes while evolax runs here
+    pool = concurrent.futures.ProcessPoolExecutor(
+        args.workers, mp_context=multiprocessing.get_context("spawn")
+    )
+    pycma_jobs = {
+        (dim, f, diagonal, s): pool.submit(_pycma_job, f, dim, s, args.budget * dim, diagonal)
+        for dim, f in cases
+        for diagonal in {bool(CMA32_ALGORITHMS[name][1]) for name in args.algorithms}
+        for s in range(args.seeds)
+    }
+    rows = []
+    for dim, f in cases:
+        problem = bbob_problem(f, dim, 1)
+        budget = args.budget * dim
+        for name in args.algorithms:
+            factory, options, min_dim = CMA32_ALGORITHMS[name]
+            if min_dim is not None and dim < min_dim:
+                continue
+            algorithm = factory(dim)
+            row = {
+                "algorithm": name,
+                "dim": dim,
+                "function": f,
+                "float32": _evolax_runs(algorithm, problem, args.seeds, jnp.float32, budget),
+                "float64": (
+                    _evolax_runs(algorithm, problem, args.seeds, jnp.float64, budget)
+                    if args.float64
+                    else None
+                ),
+                "pycma": [
+                    float(pycma_jobs[dim, f, bool(options), s].result()) for s in range(args.seeds)
+                ],
+            }
+            rows.append(row)
+            print(row, flush=True)
+            write_results(  # after every row: a cut run keeps what it measured
+                RESULTS / "fidelity_cma32.json",
+                "fidelity cma32",
+                rows,
+                partial(cma32_table, excluded=excluded),
+                args=vars(args),
+            )
+    pool.shutdown()
+    print(cma32_table(rows, excluded))
+
+
+# ---- evosax32: other distribution algorithms in float32 against evosax's in float32 --------
+
+
+def _evosax32_algorithms(dim: int) -> dict:
+    """name: (evolax algorithm, evosax ``make(x0)``, evosax params from its defaults), with the
+    same hyperparameters on both sides: ``lambda`` = 4 + floor(3 ln d) (CR-FM-NES: its own
+    default), the initial std 2 and each library's default learning rates where they are the
+    same formulas (SNES, xNES, CR-FM-NES, SimpleES); OpenES (constant std 0.5, Adam 0.05) and
+    PGPE (Adam 0.05, std rate 0.1, clip 0.2) share theirs."""
+    import evosax.algorithms as evosax
+    import optax
+
+    from evolax.algorithms import CRFMNES, PGPE, SNES, XNES, OpenES, SimpleES
+    from evolax.algorithms.cma.cr_fm_nes import default_pop_size as crfmnes_pop_size
+
+    pop, crfm_pop = default_pop_size(dim), crfmnes_pop_size(dim)
+    std = 2.0
+
+    def with_std(value):
+        return lambda params: params.replace(std_init=value)
+
+    return {
+        "SNES": (SNES(pop, init_std=std), lambda x0: evosax.SNES(pop, x0), with_std(std)),
+        "xNES": (XNES(pop, init_std=std), lambda x0: evosax.xNES(pop, x0), with_std(std)),
+        "CR-FM-NES": (
+            CRFMNES(crfm_pop, init_std=std),
+            lambda x0: evosax.CR_FM_NES(crfm_pop, x0),
+            with_std(std),
+        ),
+        "SimpleES": (
+            SimpleES(pop, init_std=std),
+            lambda x0: evosax.SimpleES(pop, x0),
+            with_std(std),
+        ),
+        "OpenES": (
+            OpenES(pop, optimizer=optax.adam(0.05), init_std=0.5),
+            lambda x0: evosax.Open_ES(
+                pop, x0, optimizer=optax.adam(0.05), std_schedule=lambda t: 0.5 + 0 * t
+            ),
+            lambda params: params,
+        ),
+        "PGPE": (
+            PGPE(pop, optimizer=optax.adam(0.05), init_std=std, std_lr=0.1, std_max_change=0.2),
+            lambda x0: evosax.PGPE(pop, x0, optimizer=optax.adam(0.05)),
+            lambda params: params.replace(std_init=std, std_lr=0.1, std_max_change=0.2),
+        ),
+    }
+
+
+def _float32(tree):
+    return jax.tree.map(
+        lambda a: a.astype(jnp.float32) if eqx.is_array(a) and a.dtype == jnp.float64 else a,
+        tree,
+    )
+
+
+def _host_values(x) -> np.ndarray:
+    """``f - f_opt`` in float64 of the current problem, as float32 (what both are told)."""
+    return _cma32_host_delta_f(x).astype(np.float32)
+
+
+def _evaluate(x):
+    return jax.pure_callback(
+        _host_values, jax.ShapeDtypeStruct(x.shape[:1], jnp.float32), x, vmap_method="expand_dims"
+    )
+
+
+@eqx.filter_jit
+def _evolax_best(algorithm, x0, keys, generations: int):
+    """The best ``f - f_opt`` of each seed's run (vmapped): ``generations`` generations."""
+
+    def run(x0, key):
+        init_key, key = jax.random.split(key)
+        state = algorithm.init(init_key, x0)
+
+        def generation(carry, key):
+            state, best = carry
+            ask_key, tell_key = jax.random.split(key)
+            x, state = algorithm.ask(ask_key, state)
+            delta = _evaluate(x)
+            state, _ = algorithm.tell(tell_key, state, x, -delta)
+            return (state, jnp.minimum(best, jnp.min(delta))), None
+
+        carry = (state, jnp.asarray(jnp.inf, jnp.float32))
+        (_, best), _ = jax.lax.scan(generation, carry, jax.random.split(key, generations))
+        return best
+
+    return jax.vmap(run)(x0, keys)
+
+
+@eqx.filter_jit
+def _evosax_best(strategy, params, x0, keys, generations: int):
+    """:func:`_evolax_best` for an evosax strategy (it minimises ``f - f_opt``)."""
+
+    def run(x0, key):
+        init_key, key = jax.random.split(key)
+        state = _float32(strategy.init(init_key, x0, params))
+
+        def generation(carry, key):
+            state, best = carry
+            ask_key, tell_key = jax.random.split(key)
+            x, state = strategy.ask(ask_key, state, params)
+            x = x.astype(jnp.float32)
+            delta = _evaluate(x)
+            state, _ = strategy.tell(tell_key, x, delta, state, params)
+            return (_float32(state), jnp.minimum(best, jnp.min(delta))), None
+
+        carry = (state, jnp.asarray(jnp.inf, jnp.float32))
+        (_, best), _ = jax.lax.scan(generation, carry, jax.random.split(key, generations))
+        return best
+
+    return jax.vmap(run)(x0, keys)
+
+
+def evosax32_table(rows: list[dict]) -> str:
+    lines = [
+        "| algorithm | d | function | generations | evolax float32: median best f - f_opt | "
+        "evosax float32: median best f - f_opt | evolax / evosax |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ours, theirs = np.median(r["evolax"]), np.median(r["evosax"])
+        both_tiny = max(ours, theirs) < TARGET
+        lines.append(
+            f"| {r['algorithm']} | {r['dim']} | f{r['function']} | {r['generations']} | "
+            f"{ours:.1e} | {theirs:.1e} | "
+            f"{'both < 1e-8' if both_tiny else f'{ours / max(theirs, 1e-300):.2g}x'} |"
+        )
+    return "\n".join(lines)
+
+
+def evosax32(args) -> None:
+    import evosax  # noqa: F401  (fails early if absent)
+
+    rows = []
+    for dim in args.dims:
+        algorithms = _evosax32_algorithms(dim)
+        x0 = jnp.asarray(_starts(dim, args.seeds), jnp.float32)
+        keys = jax.random.split(jax.random.key(0), args.seeds)
+        for f in args.functions:
+            _CMA32_PROBLEM[0] = bbob_problem(f, dim, 1)
+            for name in args.algorithms:
+                ours, make, params = algorithms[name]
+                strategy = make(x0[0])
+                theirs_params = _float32(params(strategy.default_params))
+                row = {
+                    "algorithm": name,
+                    "dim": dim,
+                    "function": f,
+                    "generations": args.generations,
+                    "evolax": [float(v) for v in _evolax_best(ours, x0, keys, args.generations)],
+                    "evosax": [
+                        float(v)
+                        for v in _evosax_best(strategy, theirs_params, x0, keys, args.generations)
+                    ],
+                }
+                rows.append(row)
+                print(row, flush=True)
+    write_results(
+        RESULTS / "fidelity_evosax32.json",
+        "fidelity evosax32",
+        rows,
+        evosax32_table,
+        args=vars(args),
+    )
+    print(evosax32_table(rows))
 
 
 # ---- restarts: IPOP / BIPOP against pycma ------------------------------------------------
@@ -657,7 +1073,14 @@ def speed(args) -> None:
     print(table(rows))
 
 
-PARTS = {"bbob": bbob, "cma32": cma32, "restarts": restarts, "mo": mo, "speed": speed}
+PARTS = {
+    "bbob": bbob,
+    "cma32": cma32,
+    "evosax32": evosax32,
+    "restarts": restarts,
+    "mo": mo,
+    "speed": speed,
+}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -673,6 +1096,29 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--dims", type=int, nargs="+", default=[5, 10, 20])
     p.add_argument("--functions", type=int, nargs="+", default=list(range(1, 25)))
     p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--algorithms", nargs="+", default=list(CMA32_ALGORITHMS))
+    p.add_argument("--budget", type=int, default=10_000, help="evaluations per dimension")
+    p.add_argument("--no-float64", dest="float64", action="store_false")
+    p.add_argument("--subset-dims", type=int, nargs="*", default=[10, 20])
+    p.add_argument(
+        "--subset-functions",
+        type=int,
+        nargs="+",
+        default=[1, 5, 7, 8, 9, 11, 21, 22],
+        help="the functions at --subset-dims (pycma's and the runs without a stop are long)",
+    )
+    p.add_argument("--workers", type=int, default=2, help="processes for pycma's runs")
+    p.add_argument("--merge", nargs="+", help="only write the table of these runs' JSON rows")
+    p = sub.add_parser("evosax32")
+    p.add_argument("--dims", type=int, nargs="+", default=[10])
+    p.add_argument("--functions", type=int, nargs="+", default=[1, 2, 8, 10])
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--generations", type=int, default=1000)
+    p.add_argument(
+        "--algorithms",
+        nargs="+",
+        default=["SNES", "xNES", "CR-FM-NES", "SimpleES", "OpenES", "PGPE"],
+    )
     p = sub.add_parser("restarts")
     p.add_argument("--dims", type=int, nargs="+", default=[5])
     p.add_argument("--functions", type=int, nargs="+", default=[15, 16, 17, 18, 19, 21, 22, 23])

@@ -26,6 +26,10 @@ TINY = {  # part: (arguments, a column header its table must have)
         ["--dims", "2", "--functions", "15", "--seeds", "1", "--budget", "50"],
         "restarts",
     ),
+    "evosax32": (
+        ["--functions", "1", "--seeds", "1", "--generations", "5", "--algorithms", "SNES"],
+        "evosax float32",
+    ),
     "mo": (["--problems", "zdt1", "--seeds", "1"], "pymoo"),
 }
 
@@ -33,7 +37,7 @@ TINY = {  # part: (arguments, a column header its table must have)
 @pytest.mark.slow
 @pytest.mark.parametrize("part", sorted(TINY))
 def test_fidelity_part_writes_its_table(part, tmp_path):
-    pytest.importorskip({"bbob": "cocoex", "mo": "pymoo"}.get(part, "cma"))
+    pytest.importorskip({"bbob": "cocoex", "mo": "pymoo", "evosax32": "evosax"}.get(part, "cma"))
     arguments, header = TINY[part]
     env = {**os.environ, "EVOLAX_BENCHMARK_RESULTS": str(tmp_path)}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])

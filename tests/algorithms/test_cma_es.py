@@ -137,7 +137,7 @@ def test_tell_matches_the_transcription(key, h_ratio):
     f = np.array(fitness(population))
     f[2] = np.nan  # NaN ranks last
     if h_ratio == "stall":
-        state = state.replace(p_sigma=jnp.full(dim, 3.0))
+        state = state.replace(p_sigma=jnp.full(dim, 30.0))
     elif h_ratio is not None:  # bisect on the scale of p_sigma in the float64 reference
         direction = np.asarray(state.p_sigma, np.float64)
         low, high = 1.0, 100.0
@@ -581,3 +581,35 @@ def test_extremes_are_the_min_and_the_max():
     for values in (jnp.array([3.0, -1.0, 7.5, 0.5]), jnp.array([2.0]), jnp.array([1.0, jnp.nan])):
         low, high = extremes(values)
         np.testing.assert_array_equal([low, high], [jnp.min(values), jnp.max(values)])
+
+
+def test_float32_axis_lengths_follow_pycma_beyond_the_float32_condition():
+    """From a float32 state whose C has condition 1e8 (axis lengths 1 down to 1e-4; float32
+    resolves eigenvalues of C only to 1e-7 of the largest, ``eigh`` in float32 clips them at
+    an axis ratio of 2.9e3), one tell: the new axis lengths D follow the square roots of the
+    eigenvalues of pycma's float64 update (the transcription) to 1%. Before D came from a
+    float32 factor (``refactor``), the smallest was clipped to 3.4e-4, 3.4 times too long."""
+    dim, pop = 6, 9  # as test_tell_matches_the_transcription: compiled once
+    rotation = np.linalg.qr(np.random.default_rng(3).normal(size=(dim, dim)))[0]
+    lengths = np.array([1.0, 0.3, 1e-1, 1e-2, 1e-3, 1e-4])
+    B = jnp.asarray(rotation, jnp.float32)
+    D = jnp.asarray(lengths, jnp.float32)
+    B64, D64 = np.asarray(B, np.float64), np.asarray(D, np.float64)
+    C = B64 @ np.diag(D64**2) @ B64.T
+    algo = CMAES(pop_size=pop, init_std=0.8)
+    state = algo.init(jax.random.key(0), jnp.zeros(dim, jnp.float32))
+    state = state.replace(
+        cov=jnp.asarray(C, jnp.float32), eigvecs=B, eigvals_sqrt=D, generation=state.generation + 3
+    )
+    state = state.replace(eigen_generation=state.eigen_generation + 3)
+    population = _ask(algo, jax.random.key(1), state)
+    scales = 1.0 / lengths**2
+    f = -np.sum(scales * (np.asarray(population, np.float64) @ rotation) ** 2, axis=1)
+    new_state, metrics = _tell(algo, state, population, jnp.asarray(f, jnp.float32))
+    *_, C_new, _, _, _, _ = pycma_tell(
+        np.zeros(dim), 0.8, C, np.zeros(dim), np.zeros(dim), 3,
+        np.asarray(population, np.float64), f,
+    )  # fmt: skip
+    expected = np.sqrt(np.linalg.eigvalsh(C_new))
+    np.testing.assert_allclose(np.sort(np.asarray(new_state.eigvals_sqrt)), expected, rtol=1e-2)
+    assert float(metrics["condition_guard"]) == 0.0

@@ -85,10 +85,12 @@ def test_float32_genomes_stay_float32_with_x64_enabled(algorithm):
 
 def test_float32_cma_es_goes_past_the_condition_float32_resolves():
     """BBOB f14 (different powers, d = 5): its conditioning grows without bound near the
-    optimum. In float32 the eigenvalue floor holds cond(C) at 1 / eps and the run goes on, as
-    pycma's goes on to 1e14: every seed ends below 3e-8 (measured 6e-9 to 1.7e-8, 1 to 3 of 3
-    below 1e-8 depending on the XLA settings; pycma: 3 of 3 below 1e-8). ConditionCov ended
-    every run at 4e6, near f = 5e-7."""
+    optimum, and 1e-8 needs an axis ratio of about 3e4 (cond(C) 1e9), beyond the 1 / eps
+    (8e6) that ``eigh`` resolves in float32. With ``B, D`` from the SVD of a factor of ``C``
+    (``cma_es.refactor``) every seed reaches 1e-8, as pycma's (float64). These three seeds
+    also did with the eigenvalue floor alone, barely (2 of 5 runs of ``fidelity.py cma32``
+    did not); the axis-length check in ``test_cma_es.py`` is the one that fails without the
+    factor. ConditionCov once ended every run at 4e6."""
     problem = bbob_problem(14, 5, 1)
     for seed in range(3):
         x0 = jnp.asarray(np.random.default_rng(seed).uniform(-4, 4, 5), jnp.float32)
@@ -102,5 +104,5 @@ def test_float32_cma_es_goes_past_the_condition_float32_resolves():
             max_restarts=0,
             target_fitness=-TARGET,
         )
-        assert "conditioncov" not in result.restarts[0].stop_reasons
-        assert -result.best_fitness < 3 * TARGET, (seed, result.restarts)
+        assert result.restarts[0].stop_reasons == ("target",), (seed, result.restarts)
+        assert -result.best_fitness < TARGET

@@ -15,6 +15,7 @@ from evolax.algorithms.cma.cma_family import (
     CMAParameters,
     CMAState,
     cma_parameters,
+    compensated,
     default_pop_size,
     eigen_interval,
     extremes,
@@ -23,7 +24,14 @@ from evolax.algorithms.cma.cma_family import (
 from evolax.algorithms.unbatched import one_at_a_time
 from evolax.validation import check_positive_int
 
-__all__ = ["CMAES", "CMAESState", "decompose", "default_pop_size", "eigen_interval"]
+__all__ = [
+    "CMAES",
+    "CMAESState",
+    "decompose",
+    "default_pop_size",
+    "eigen_interval",
+    "refactor",
+]
 
 
 @chex.dataclass(frozen=True, kw_only=True)
@@ -36,12 +44,16 @@ class CMAESState(CMAState):
         eigvecs: ``B``, the eigenvectors of ``C`` at the last decomposition (columns).
         eigvals_sqrt: ``D``, square roots of its eigenvalues (clipped positive), ``[D]``.
         eigen_generation: the generation of the last eigendecomposition.
+        whitened_cov: in float32 (and narrower), ``W = D^{-1} B^T C B D^{-1}``, ``C`` in the
+            frame of the last decomposition (the identity just after it), updated alongside
+            ``C`` and decomposed in its stead (:func:`refactor`); unused in float64.
     """
 
     cov: Float[Array, "dim dim"]
     eigvecs: Float[Array, "dim dim"]
     eigvals_sqrt: Float[Array, " dim"]
     eigen_generation: Int[Array, ""]
+    whitened_cov: Float[Array, "dim dim"]
 
 
 def decompose(cov: Float[Array, "dim dim"]) -> tuple[Float[Array, "dim dim"], Float[Array, " dim"]]:
@@ -58,6 +70,29 @@ def decompose(cov: Float[Array, "dim dim"]) -> tuple[Float[Array, "dim dim"], Fl
     return eigvecs, jnp.sqrt(jnp.maximum(eigvals, floor))
 
 
+def refactor(
+    eigvecs: Float[Array, "dim dim"],
+    eigvals_sqrt: Float[Array, " dim"],
+    whitened_cov: Float[Array, "dim dim"],
+) -> tuple[Float[Array, "dim dim"], Float[Array, " dim"]]:
+    """``B', D'`` with ``B' diag(D'^2) B'^T = C = B D W D B^T``, from the factor ``G = B D
+    W^{1/2}`` (``C = G G^T``) by a singular value decomposition; ``D'`` is clipped to at least
+    ``eps`` times its largest.
+
+    ``eigh(C)`` resolves eigenvalues only to ``eps * max``, so in float32 ``cond(C)`` stops at
+    ``1 / eps`` (8e6: axis ratio 2.9e3), short of what BBOB's f14 needs for 1e-8. ``W`` is
+    close to the identity (well conditioned) and the SVD of ``G`` resolves its singular
+    values, the axis lengths ``D'``, to ``eps * max D'``: ``cond(C)`` to ``1 / eps^2`` (7e13,
+    pycma's ``tol_condition`` is 1e14).
+    """
+    w_eigvals, w_eigvecs = jnp.linalg.eigh(whitened_cov)
+    root = w_eigvecs * jnp.sqrt(jnp.maximum(w_eigvals, 0.0))[None]  # W^{1/2} up to rotation
+    factor = jnp.dot(eigvecs * eigvals_sqrt[None], root, precision=HIGHEST)
+    left, singular, _ = jnp.linalg.svd(factor, full_matrices=False)
+    floor = jnp.maximum(singular[0] * jnp.finfo(factor.dtype).eps, jnp.finfo(factor.dtype).tiny)
+    return left, jnp.maximum(singular, floor)
+
+
 @one_at_a_time  # vmapped (over seeds, say), the decomposition stays lazy and unbatched
 def _decompose_if(due, cov, eigvecs, eigvals_sqrt):
     """``cov`` symmetrised and decomposed when ``due``, else ``cov`` and the last ``eigvecs,
@@ -69,6 +104,20 @@ def _decompose_if(due, cov, eigvecs, eigvals_sqrt):
         return (cov, *decompose(cov))
 
     return jax.lax.cond(due, fresh, lambda cov: (cov, eigvecs, eigvals_sqrt), cov)
+
+
+@one_at_a_time
+def _refactor_if(due, cov, eigvecs, eigvals_sqrt, whitened_cov):
+    """``cov`` symmetrised and ``refactor(...)`` when ``due`` (as :func:`_decompose_if`), else
+    ``cov`` and the last ``eigvecs, eigvals_sqrt``."""
+
+    def fresh(cov, b, d, w):
+        return (0.5 * (cov + cov.T), *refactor(b, d, w))
+
+    def last(cov, b, d, _):
+        return cov, b, d
+
+    return jax.lax.cond(due, fresh, last, cov, eigvecs, eigvals_sqrt, whitened_cov)
 
 
 class CMAES(CMAFamily[CMAESState]):
@@ -83,7 +132,11 @@ class CMAES(CMAFamily[CMAESState]):
     rescaled by ``n / |C^{-1/2} y_i|^2`` with the last ``B, D``); ``B`` and ``D`` are
     recomputed by ``eigh`` only every :func:`~evolax.algorithms.cma.cma_family.eigen_interval`
     generations (appendix B.2), so ``tell`` costs ``O(lambda n^2)`` amortised; eigenvalues
-    are clipped to at least ``eps`` times the largest (see :func:`decompose`).
+    are clipped to at least ``eps`` times the largest (see :func:`decompose`). In float32 the
+    same update is also kept in the frame of the last ``B, D`` (``whitened_cov``, near the
+    identity) and ``B, D`` come from the SVD of a factor of ``C`` (:func:`refactor`), which
+    resolves ``cond(C)`` to ``1 / eps^2`` instead of ``eigh``'s ``1 / eps``: BBOB's f14 needs
+    more than float32's ``1 / eps`` to reach 1e-8.
 
     Args:
         pop_size: ``lambda``, at least 2 (the tutorial's default is :func:`default_pop_size`).
@@ -92,9 +145,9 @@ class CMAES(CMAFamily[CMAESState]):
         tol_x: TolX of ``should_stop``; ``None`` means ``1e-12 * init_std``.
         tol_fun: TolFun of ``should_stop`` (the tutorial's ``1e-12``).
         tol_condition: ``should_stop`` fires when ``cond(C)`` exceeds this (``1e14``, as
-            pycma in float64). Float32 resolves no more than ``1 / eps``, about 8e6: there the
-            floor of :func:`decompose` holds the condition (metric ``condition_guard``) and
-            the run goes on, as pycma's goes on to 1e14.
+            pycma in float64). Float32 resolves no more than ``1 / eps^2``, about 7e13 (axis
+            lengths down to ``eps`` times the largest): there the floor of :func:`refactor`
+            holds the condition (metric ``condition_guard``) and the run goes on.
         eigen_interval: generations between eigendecompositions; ``None`` for pycma's
             :func:`~evolax.algorithms.cma.cma_family.eigen_interval`.
         fitness_history: record each generation's best, median and worst fitness for the
@@ -129,6 +182,7 @@ class CMAES(CMAFamily[CMAESState]):
             eigvecs=eye,
             eigvals_sqrt=jnp.ones_like(x0),
             eigen_generation=jnp.asarray(0, jnp.int32),
+            whitened_cov=eye,
         )
 
     def _sample(self, state, z):
@@ -151,12 +205,27 @@ class CMAES(CMAFamily[CMAESState]):
         cov = decay * state.cov + p.c1 * jnp.outer(p_c, p_c) + p.c_mu * rank_mu
         interval = self.eigen_interval or eigen_interval(dim, self.pop_size)
         due = generation - state.eigen_generation >= interval
-        cov, eigvecs, eigvals_sqrt = _decompose_if(due, cov, state.eigvecs, state.eigvals_sqrt)
+        whitened_cov = state.whitened_cov
+        if compensated(cov.dtype):  # the same update in the frame of the last B, D
+            u = jnp.dot(p_c, state.eigvecs, precision=HIGHEST) / state.eigvals_sqrt
+            whitened_cov = (
+                decay * whitened_cov
+                + p.c1 * jnp.outer(u, u)
+                + p.c_mu * jnp.dot(z.T * circ[None], z, precision=HIGHEST)
+            )
+            whitened_cov = 0.5 * (whitened_cov + whitened_cov.T)
+            cov, eigvecs, eigvals_sqrt = _refactor_if(
+                due, cov, state.eigvecs, state.eigvals_sqrt, whitened_cov
+            )
+            whitened_cov = jnp.where(due, jnp.eye(dim, dtype=cov.dtype), whitened_cov)
+        else:
+            cov, eigvecs, eigvals_sqrt = _decompose_if(due, cov, state.eigvecs, state.eigvals_sqrt)
         return dict(
             cov=cov,
             eigvecs=eigvecs,
             eigvals_sqrt=eigvals_sqrt,
             eigen_generation=jnp.where(due, generation, state.eigen_generation),
+            whitened_cov=whitened_cov,
         )
 
     def _axis_lengths(self, state):
@@ -170,7 +239,9 @@ class CMAES(CMAFamily[CMAESState]):
         unmoved = ~moved(state.mean[:, None], state.mean_residual[:, None], axes)
         return jnp.any(jnp.all(unmoved, axis=0))
 
-    def _condition_guarded(self, state):  # decompose's floor, max * eps, holds
+    def _condition_guarded(self, state):  # the floor of decompose or refactor holds
         eps = jnp.finfo(state.eigvals_sqrt.dtype).eps
         smallest, largest = extremes(state.eigvals_sqrt)
+        if compensated(state.eigvals_sqrt.dtype):  # refactor: D >= eps max D
+            return smallest <= largest * eps * (1 + 8 * eps)
         return smallest**2 <= largest**2 * eps * (1 + 8 * eps)
