@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from evolax.algorithms import SNES
+from evolax.algorithms.cma import restarts
 from evolax.algorithms.cma.cma_es import CMAES
-from evolax.algorithms.cma.restarts import bipop, ipop
+from evolax.algorithms.cma.restarts import bipop, ipop, max_generations, small_regime_run
 from evolax.algorithms.cma.sep_cma_es import SepCMAES
 
 
@@ -168,3 +169,110 @@ def test_solves_rastrigin_10d(driver):
             pops = [r.pop_size for r in result.restarts]
             assert pops == [10 * 2**i for i in range(len(pops))]
         assert math.isclose(result.best_fitness, max(r.best_fitness for r in result.restarts))
+
+
+class Replay(SNES):
+    """SNES that stops after ``stop_after`` generations (a float, so it is traced)."""
+
+    stop_after: float = math.inf
+
+    def termination_criteria(self, state):
+        return {"replay": state.generation >= self.stop_after}
+
+    def should_stop(self, state):
+        return state.generation >= self.stop_after
+
+
+def pycma_bipop_trace(dim, pop_size, restarts_):
+    """pycma 4's ``fmin(..., restarts=restarts_, bipop=True)`` on Rastrigin: per run its
+    ``(popsize, sigma0, iterations, stop reasons)``, and the uniform draws of the small runs
+    (step size first, then population, as ``fmin`` draws them)."""
+    cma = pytest.importorskip("cma")
+    from cma import evolution_strategy
+
+    runs, draws = [], []
+    original_init, original_uniform = evolution_strategy.CMAEvolutionStrategy.__init__, None
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        runs.append(self)
+
+    def uniform(*args, **kwargs):
+        value = original_uniform(*args, **kwargs)
+        if not args and not kwargs:  # fmin's np.random.uniform() of a small run
+            draws.append(float(value))
+        return value
+
+    rng = np.random.default_rng(0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evolution_strategy.CMAEvolutionStrategy, "__init__", init)
+        original_uniform = np.random.uniform
+        patch.setattr(np.random, "uniform", uniform)
+        cma.fmin(
+            lambda x: float(np.sum(x**2 + 20 * np.sin(np.pi * x) ** 2)),
+            lambda: rng.uniform(-4, 4, dim),
+            2.0,
+            {"verbose": -9, "seed": 3, "popsize": pop_size, "eval_final_mean": False,
+             "tolfun": 1e-6, "tolx": 1e-6},  # fmt: skip
+            restarts=restarts_,
+            bipop=True,
+        )
+    trace = [(es.popsize, es.sigma0, es.countiter, set(es.stop())) for es in runs]
+    return trace, draws[0::2], draws[1::2]
+
+
+def test_small_runs_and_maxiter_are_pycmas():
+    """pycma's small runs: floor(lambda_def (lambda_l / lambda_def)^(u^2)) with lambda_l the
+    latest large population, sigma0 10^(-2 u), and as many iterations as half the large
+    regime's evaluations, rounded up (pycma's maxiter = 0.5 sum(large) / popsize; the run
+    ends once countiter >= maxiter); MaxIter 100 + 150 (n + 3)^2 // sqrt(lambda_def)."""
+    dim, pop_size = 3, 6
+    trace, sigma_draws, pop_draws = pycma_bipop_trace(dim, pop_size, 3)
+    cap = max_generations(dim, pop_size)
+    assert cap == 2304  # pycma's evaluated "100 + 150 * (N+3)**2 // popsize**0.5"
+    draws = iter(zip(pop_draws, sigma_draws, strict=True))
+    small_evals, large_evals, large_pop, checked = trace[0][0] * trace[0][2], 0, pop_size, 0
+    for pop, sigma0, iters, stops in trace[1:]:
+        if small_evals >= large_evals:  # large: the doubling, sigma0
+            large_pop *= 2
+            assert (pop, sigma0) == (large_pop, 2.0)
+            large_evals += pop * iters
+            continue
+        u1, u2 = next(draws)
+        ours = small_regime_run(pop_size, large_pop, large_evals, cap, u1, u2, 2.0)
+        assert ours[:2] == (pop, pytest.approx(sigma0, rel=1e-12))
+        assert ours[2] == iters if "maxiter" in stops else ours[2] > iters
+        checked += "maxiter" in stops
+        small_evals += pop * iters
+    assert checked >= 1  # a small run that its budget ended
+
+
+@pytest.mark.slow  # 12 s: one compilation per population
+def test_bipop_replays_pycmas_schedule(key, monkeypatch):
+    """Told each run's length where a termination criterion ended it in pycma, and given
+    pycma's draws, BIPOP makes pycma's runs: the regime (the first run counted as small), the
+    population (doubling from lambda_def; floor(lambda_def (lambda_l / lambda_def)^(u^2))),
+    sigma0 10^(-2 u), the small runs' generations (half the large regime's evaluations,
+    rounded up: pycma's maxiter), MaxIter, and the end after the restarts-th large run."""
+    dim, pop_size, n_restarts = 3, 6, 3
+    trace, sigma_draws, pop_draws = pycma_bipop_trace(dim, pop_size, n_restarts)
+    assert len(pop_draws) >= 2  # the trace has small runs
+    assert trace[0][2] < max_generations(dim, pop_size) == 2304  # pycma's MaxIter, evaluated
+    original = restarts.small_regime_run
+    pycma_draws = iter(zip(pop_draws, sigma_draws, strict=True))
+    monkeypatch.setattr(
+        restarts,
+        "small_regime_run",
+        lambda d, lam_l, evals, gens, u1, u2, std: original(d, lam_l, evals, gens, *next(pycma_draws), std),
+    )  # fmt: skip
+    lengths = iter([math.inf if "maxiter" in stops else iters for _, _, iters, stops in trace])
+
+    def factory(pop, std):
+        return Replay(pop_size=pop, init_std=std, stop_after=float(next(lengths)))
+
+    result = bipop(factory, FLAT, jnp.zeros(dim), key, 10**6, pop_size=pop_size, init_std=2.0,
+                   max_restarts=n_restarts)  # fmt: skip
+    ours = [(r.pop_size, r.generations) for r in result.restarts]
+    assert ours == [(pop, iters) for pop, _, iters, _ in trace]
+    np.testing.assert_allclose([r.init_std for r in result.restarts], [t[1] for t in trace])
+    assert [r.regime for r in result.restarts].count("large") == n_restarts
