@@ -18,9 +18,11 @@ sizes. Every ratio is measured side by side in one run, on this machine.
   ``--merge`` writes the table of earlier runs' JSON.
 - ``evosax32``: SNES, xNES, CR-FM-NES, SimpleES, OpenES and PGPE in float32 against evosax's
   in float32 with the same hyperparameters: the median best ``f - f_opt`` after a budget.
-- ``restarts``: IPOP and BIPOP (``evolax.algorithms.ipop`` / ``bipop`` with CMA-ES, float64)
-  against ``cma.fmin(..., restarts=9, bipop=...)`` on multimodal BBOB functions: evaluations to
-  ``1e-8`` over seeds, ``x0`` drawn anew for every run.
+- ``restarts``: IPOP and BIPOP (``evolax.algorithms.ipop`` / ``bipop`` with CMA-ES, float64,
+  pycma's tolx and tolfun) against ``cma.fmin(..., restarts=9, bipop=...)`` on the multimodal
+  BBOB functions: per seed the evaluations to ``1e-8`` (or the whole budget), ``x0`` drawn
+  anew for every run; the expected running time (ERT) of each and their ratio with a
+  bootstrap interval over seeds.
 - ``mo``: NSGA-II, NSGA-III, MOEA/D and SMS-EMOA against pymoo 0.6.2's on ZDT1-4,6, DTLZ1-7
   and WFG1-9, evolax in float32 and float64: median IGD+ and hypervolume over seeds after the
   same evaluations, population and operators (``--scale`` shortens every run).
@@ -35,7 +37,7 @@ Usage::
     python benchmarks/fidelity.py bbob --dims 2 40 --instances 1 2 3 71 101
     python benchmarks/fidelity.py cma32 --dims 5 10 20 --seeds 5
     python benchmarks/fidelity.py evosax32
-    python benchmarks/fidelity.py restarts --functions 15 17 --dims 5 --seeds 5
+    python benchmarks/fidelity.py restarts --functions 3 15 16 17 18 19 20 21 22 23 --jobs 3
     python benchmarks/fidelity.py mo --seeds 3 --scale 0.5
 """
 
@@ -748,57 +750,137 @@ def _values(problem, xs) -> list[float]:
     return list(np.asarray(_delta_f(problem, jnp.asarray(np.asarray(xs)))))
 
 
-def restarts(args) -> None:
+def _ert(evaluations: list[float], solved: list[bool]) -> float:
+    """Expected running time: all evaluations spent (to the target, or the whole budget where
+    it was missed) over the number of runs that reached the target."""
+    return float(np.sum(evaluations)) / sum(solved) if any(solved) else float("inf")
+
+
+def _bootstrap_ratio(ours: dict, theirs: dict, draws: int = 2000) -> tuple[float, float]:
+    """5% and 95% quantiles of the ERT ratio over seeds resampled with replacement, each side
+    independently (``inf`` where a resample solved nothing)."""
+    rng = np.random.default_rng(0)
+    ratios = []
+    for _ in range(draws):
+        i = rng.integers(0, len(ours["evaluations"]), len(ours["evaluations"]))
+        j = rng.integers(0, len(theirs["evaluations"]), len(theirs["evaluations"]))
+        a = _ert(list(np.asarray(ours["evaluations"])[i]), list(np.asarray(ours["solved"])[i]))
+        b = _ert(list(np.asarray(theirs["evaluations"])[j]), list(np.asarray(theirs["solved"])[j]))
+        ratios.append(a / b if np.isfinite(b) else (0.0 if np.isfinite(a) else np.nan))
+    lo, hi = np.nanquantile(ratios, [0.05, 0.95], method="inverted_cdf")
+    return float(lo), float(hi)
+
+
+def _restarts_table(rows: list[dict]) -> str:
+    lines = [
+        "| restarts | d | function | evolax: solved, median evaluations (solved), ERT | "
+        "pycma: solved, median evaluations (solved), ERT | ERT ratio | 90% bootstrap |",
+        "|---|---|---|---|---|---|---|",
+    ]
+
+    def cell(side: dict) -> str:
+        evals, solved = side["evaluations"], side["solved"]
+        med = median([e if s else np.inf for e, s in zip(evals, solved, strict=True)])
+        ert = _ert(evals, solved)
+        med_s = f"{med:.0f}" if np.isfinite(med) else "-"
+        ert_s = f"{ert:.0f}" if np.isfinite(ert) else "-"
+        return f"{sum(solved)}/{len(solved)}, {med_s}, {ert_s}"
+
+    for r in rows:
+        ours, theirs = r["evolax"], r["pycma"]
+        a, b = (
+            _ert(ours["evaluations"], ours["solved"]),
+            _ert(theirs["evaluations"], theirs["solved"]),
+        )
+        lo, hi = _bootstrap_ratio(ours, theirs)
+        interval = f"{lo:.2f}-{hi:.2f}" if np.isfinite(a) and np.isfinite(b) else "-"
+        interval = interval.replace("inf", "∞")
+        lines.append(
+            f"| {r['restarts']} | {r['dim']} | f{r['function']} | {cell(ours)} | "
+            f"{cell(theirs)} | {ratio(a, b)} | {interval} |"
+        )
+    lines.append(
+        "\nERT: all evaluations of all seeds (the whole budget where a seed missed the "
+        "target) over the seeds that reached it; ratio evolax / pycma; the interval resamples "
+        "the seeds of each side. Shared, loaded machine."
+    )
+    return "\n".join(lines)
+
+
+def _restarts_row(task: tuple[int, int, str, int, int]) -> dict:
+    """One row: IPOP or BIPOP (CMA-ES, float64) and ``cma.fmin(..., restarts=9, bipop=...)``
+    over seeds, with the same starts (``x0`` uniform in ``[-4, 4]^d`` drawn anew per run,
+    ``sigma0 = 2``, default population), pycma's tolx and tolfun (1e-11), up to 9 large
+    restarts and ``budget`` evaluations; per seed the evaluations to ``f - f_opt < 1e-8``
+    (whole generations) or all those spent."""
     import cma
 
-    rows = []
-    for dim in args.dims:
-        for f in args.functions:
-            problem = bbob_problem(f, dim, 1)
-            budget = args.budget * dim
-            draw = partial(
-                jax.random.uniform, shape=(dim,), dtype=jnp.float64, minval=-4.0, maxval=4.0
-            )
-            for driver, use_bipop in ((ipop, False), (bipop, True)):
-                ours, theirs = [], []
-                for seed in range(args.seeds):
-                    rng = np.random.default_rng(seed)
-                    result = driver(
-                        CMAES,
-                        problem.fitness,
-                        draw,
-                        jax.random.key(seed),
-                        budget,
-                        init_std=2.0,
-                        target_fitness=-TARGET,
-                    )
-                    ours.append(result.evaluations if -result.best_fitness < TARGET else np.inf)
-                    res = cma.fmin(
-                        None,
-                        partial(rng.uniform, -4, 4, dim),
-                        2.0,
-                        {"ftarget": TARGET, "verbose": -9, "seed": seed + 1, "maxfevals": budget},
-                        restarts=9,
-                        bipop=use_bipop,
-                        parallel_objective=partial(_values, problem),
-                    )
-                    theirs.append(res[3] if res[1] < TARGET else np.inf)
-                rows.append(
-                    {
-                        "restarts": driver.__name__.upper(),
-                        "dim": dim,
-                        "function": f,
-                        "ours": ours,
-                        "pycma": theirs,
-                    }
-                )
-                print(rows[-1], flush=True)
+    dim, f, name, seeds, budget = task
+    driver, use_bipop = {"IPOP": (ipop, False), "BIPOP": (bipop, True)}[name]
+    factory = partial(CMAES, tol_x=1e-11, tol_fun=1e-11)  # pycma's defaults
+    problem = bbob_problem(f, dim, 1)
+    draw = partial(jax.random.uniform, shape=(dim,), dtype=jnp.float64, minval=-4.0, maxval=4.0)
+    ours: dict = {"evaluations": [], "solved": [], "runs": [], "seconds": 0.0}
+    theirs: dict = {"evaluations": [], "solved": [], "runs": [], "seconds": 0.0}
+    for seed in range(seeds):
+        start = time.perf_counter()
+        result = driver(
+            factory,
+            problem.fitness,
+            draw,
+            jax.random.key(seed),
+            budget,
+            init_std=2.0,
+            max_restarts=9,
+            target_fitness=-TARGET,
+        )
+        ours["seconds"] += time.perf_counter() - start
+        ours["evaluations"].append(result.evaluations)
+        ours["solved"].append(bool(-result.best_fitness < TARGET))
+        ours["runs"].append(len(result.restarts))
+        rng = np.random.default_rng(seed)
+        start = time.perf_counter()
+        res = cma.fmin(
+            None,
+            partial(rng.uniform, -4, 4, dim),
+            2.0,
+            {"ftarget": TARGET, "verbose": -9, "seed": seed + 1, "maxfevals": budget},
+            restarts=9,
+            bipop=use_bipop,
+            parallel_objective=partial(_values, problem),
+        )
+        theirs["seconds"] += time.perf_counter() - start
+        theirs["evaluations"].append(int(res[3]))
+        theirs["solved"].append(bool(res[1] < TARGET))
+        theirs["runs"].append(len(res[-2].all_stoppings) - 1)
+    row = {"restarts": name, "dim": dim, "function": f, "budget": budget}
+    print(row | {"evolax": ours, "pycma": theirs}, flush=True)
+    return row | {"evolax": ours, "pycma": theirs}
 
-    table = partial(evaluations_table, "restarts", "evolax", "pycma")
-    write_results(
-        RESULTS / "fidelity_restarts.json", "fidelity restarts", rows, table, args=vars(args)
-    )
-    print(table(rows))
+
+def restarts(args) -> None:
+    """:func:`_restarts_row` per dimension, function and strategy, ``--jobs`` processes at
+    once; the table is rewritten as the rows come in, so that a cut run leaves them."""
+    import multiprocessing
+
+    tasks = [
+        (dim, f, name, args.seeds, args.budget * dim)
+        for dim in args.dims
+        for f in args.functions
+        for name in ("IPOP", "BIPOP")
+    ]
+    rows = []
+    with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+        for row in pool.imap(_restarts_row, tasks):
+            rows.append(row)
+            write_results(
+                RESULTS / "fidelity_restarts.json",
+                "fidelity restarts",
+                rows,
+                _restarts_table,
+                args=vars(args),
+            )
+    print(_restarts_table(rows))
 
 
 # ---- mo: NSGA-II, NSGA-III, MOEA/D and SMS-EMOA against pymoo ---------------------------
@@ -1121,9 +1203,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     p = sub.add_parser("restarts")
     p.add_argument("--dims", type=int, nargs="+", default=[5])
-    p.add_argument("--functions", type=int, nargs="+", default=[15, 16, 17, 18, 19, 21, 22, 23])
-    p.add_argument("--seeds", type=int, default=15)
-    p.add_argument("--budget", type=int, default=100_000, help="evaluations per dimension")
+    p.add_argument("--functions", type=int, nargs="+", default=[3, 4, *range(15, 25)])
+    p.add_argument("--seeds", type=int, default=9)
+    p.add_argument("--budget", type=int, default=20_000, help="evaluations per dimension")
+    p.add_argument("--jobs", type=int, default=1, help="processes (one row each)")
     p = sub.add_parser("mo")
     p.add_argument("--problems", nargs="+", default=list(MO_CASES))
     p.add_argument("--algorithms", nargs="+", default=list(MO_ALGORITHMS))

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from evolax.algorithms import SNES
+from evolax.algorithms.cma import restarts
 from evolax.algorithms.cma.cma_es import CMAES
-from evolax.algorithms.cma.restarts import bipop, ipop
+from evolax.algorithms.cma.restarts import bipop, ipop, max_generations, small_regime_run
 from evolax.algorithms.cma.sep_cma_es import SepCMAES
 
 
@@ -69,8 +70,8 @@ def test_bipop_interlaces_the_regimes(key):
     first run (lambda_def = 4, sigma0) counts toward the small regime, so the second run is the
     large regime's first, with 2 lambda_def; the large regime doubles lambda with sigma0; small
     runs draw lambda in [lambda_def, latest large lambda] and sigma in [sigma0 / 100, sigma0],
-    get half the large regime's evaluations, and are chosen while the small regime (the first
-    run included) has used fewer evaluations."""
+    get as many generations as half the large regime's evaluations last, and are chosen
+    while the small regime (the first run included) has used fewer evaluations."""
     compiled_before = set(FLAT.traced_pop_sizes)
     traced, result = new_traces(
         lambda: bipop(CMAES, FLAT, jnp.zeros(4), key, 2000, pop_size=4, init_std=0.5)
@@ -92,7 +93,8 @@ def test_bipop_interlaces_the_regimes(key):
         else:
             assert 4 <= r.pop_size <= latest_large
             assert 0.5 / 100 <= r.init_std <= 0.5
-            assert r.budget == min(max(r.pop_size, large_evals // 2), 2000 - sum(
+            generations = math.ceil(0.5 * large_evals / r.pop_size)  # pycma's maxiter
+            assert r.budget == min(generations * r.pop_size, 2000 - sum(
                 q.evaluations for q in records[:i]))  # fmt: skip
             small_evals += r.evaluations
     assert n_large >= 2 and len(records) > n_large + 1
@@ -168,3 +170,115 @@ def test_solves_rastrigin_10d(driver):
             pops = [r.pop_size for r in result.restarts]
             assert pops == [10 * 2**i for i in range(len(pops))]
         assert math.isclose(result.best_fitness, max(r.best_fitness for r in result.restarts))
+
+
+class Replay(SNES):
+    """SNES that stops after ``stop_after`` generations (a float, so it is traced)."""
+
+    stop_after: float = math.inf
+
+    def termination_criteria(self, state):
+        return {"replay": state.generation >= self.stop_after}
+
+    def should_stop(self, state):
+        return state.generation >= self.stop_after
+
+
+def pycma_bipop_trace(dim, pop_size, restarts_, tol=1e-6):
+    """pycma 4's ``fmin(..., restarts=restarts_, bipop=True)`` on Rastrigin: per run its
+    ``(popsize, sigma0, iterations, stop reasons)``, and the uniform draws of the small runs
+    (step size first, then population, as ``fmin`` draws them)."""
+    cma = pytest.importorskip("cma")
+    from cma import evolution_strategy
+
+    runs, draws = [], []
+    original_init, original_uniform = evolution_strategy.CMAEvolutionStrategy.__init__, None
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        runs.append(self)
+
+    def uniform(*args, **kwargs):
+        value = original_uniform(*args, **kwargs)
+        if not args and not kwargs:  # fmin's np.random.uniform() of a small run
+            draws.append(float(value))
+        return value
+
+    rng = np.random.default_rng(0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evolution_strategy.CMAEvolutionStrategy, "__init__", init)
+        original_uniform = np.random.uniform
+        patch.setattr(np.random, "uniform", uniform)
+        cma.fmin(
+            lambda x: float(np.sum(x**2 + 20 * np.sin(np.pi * x) ** 2)),
+            lambda: rng.uniform(-4, 4, dim),
+            2.0,
+            {
+                "verbose": -9,
+                "seed": 3,
+                "popsize": pop_size,
+                "eval_final_mean": False,
+                "tolfun": tol,
+                "tolx": tol,
+            },
+            restarts=restarts_,
+            bipop=True,
+        )
+    trace = [(es.popsize, es.sigma0, es.countiter, set(es.stop())) for es in runs]
+    return trace, draws[0::2], draws[1::2]
+
+
+def test_small_runs_and_maxiter_are_pycmas():
+    """pycma's small runs: floor(lambda_def (lambda_l / lambda_def)^(u^2)) with lambda_l the
+    latest large population, sigma0 10^(-2 u), and as many iterations as half the large
+    regime's evaluations, rounded up (pycma's maxiter = 0.5 sum(large) / popsize; the run
+    ends once countiter >= maxiter); MaxIter 100 + 150 (n + 3)^2 // sqrt(lambda_def)."""
+    dim, pop_size = 2, 4
+    trace, sigma_draws, pop_draws = pycma_bipop_trace(dim, pop_size, 3, tol=1e-3)
+    cap = max_generations(dim, pop_size)
+    assert cap == 1975  # pycma's evaluated "100 + 150 * (N+3)**2 // popsize**0.5"
+    draws = iter(zip(pop_draws, sigma_draws, strict=True))
+    small_evals, large_evals, large_pop, checked = trace[0][0] * trace[0][2], 0, pop_size, 0
+    for pop, sigma0, iters, stops in trace[1:]:
+        if small_evals >= large_evals:  # large: the doubling, sigma0
+            large_pop *= 2
+            assert (pop, sigma0) == (large_pop, 2.0)
+            large_evals += pop * iters
+            continue
+        u1, u2 = next(draws)
+        ours = small_regime_run(pop_size, large_pop, large_evals, cap, u1, u2, 2.0)
+        assert ours[:2] == (pop, pytest.approx(sigma0, rel=1e-12)), (ours, pop, sigma0)
+        assert ours[2] == iters if "maxiter" in stops else ours[2] > iters
+        checked += "maxiter" in stops
+        small_evals += pop * iters
+    assert checked >= 1  # a small run that its budget ended
+
+
+@pytest.mark.slow  # 10 s: one compilation per population
+def test_bipop_replays_pycmas_schedule(key, monkeypatch):
+    """Told each run's length where a termination criterion ended it in pycma, and given
+    pycma's draws, BIPOP makes pycma's runs: the regime (the first run counted as small), the
+    population (doubling from lambda_def; floor(lambda_def (lambda_l / lambda_def)^(u^2))),
+    sigma0 10^(-2 u), the small runs' generations (half the large regime's evaluations,
+    rounded up: pycma's maxiter), MaxIter, and the end after the restarts-th large run."""
+    dim, pop_size, n_restarts = 2, 4, 3
+    trace, sigma_draws, pop_draws = pycma_bipop_trace(dim, pop_size, n_restarts, tol=1e-3)
+    assert len(pop_draws) >= 2 and any("maxiter" in t[3] for t in trace)
+    original = restarts.small_regime_run
+    pycma_draws = iter(zip(pop_draws, sigma_draws, strict=True))
+
+    def with_pycmas_draws(lam_def, lam_l, evals, gens, u1, u2, std):
+        return original(lam_def, lam_l, evals, gens, *next(pycma_draws), std)
+
+    monkeypatch.setattr(restarts, "small_regime_run", with_pycmas_draws)
+    lengths = iter([math.inf if "maxiter" in stops else iters for _, _, iters, stops in trace])
+
+    def factory(pop, std):
+        return Replay(pop_size=pop, init_std=std, stop_after=float(next(lengths)))
+
+    result = bipop(factory, FLAT, jnp.zeros(dim), key, 10**6, pop_size=pop_size, init_std=2.0,
+                   max_restarts=n_restarts)  # fmt: skip
+    ours = [(r.pop_size, r.generations) for r in result.restarts]
+    assert ours == [(pop, iters) for pop, _, iters, _ in trace]
+    np.testing.assert_allclose([r.init_std for r in result.restarts], [t[1] for t in trace])
+    assert [r.regime for r in result.restarts].count("large") == n_restarts

@@ -150,9 +150,10 @@ class _Runner:
     def done(self) -> bool:
         return self.evaluations >= self.max_evals or self.best_f >= self.target
 
-    def run(self, key: PRNGKey, regime: str, pop_size: int, init_std: float, budget: int):
-        """Run one restart; returns its evaluations (0 if the budget allows no generation)."""
-        budget = min(int(budget), self.max_evals - self.evaluations)
+    def run(self, key: PRNGKey, regime: str, pop_size: int, init_std: float, generations: int):
+        """Run one restart of at most ``generations`` generations; returns its evaluations (0
+        if the budget left allows no generation)."""
+        budget = min(generations * pop_size, self.max_evals - self.evaluations)
         if budget < pop_size:
             return 0
         algorithm = self.factory(pop_size, init_std)
@@ -170,7 +171,7 @@ class _Runner:
                 x0,
                 run_key,
                 jnp.asarray(budget, jnp.int32),
-                jnp.asarray(self.target, jnp.float32),
+                jnp.asarray(self.target),  # float64 under jax_enable_x64
             )
         )
         evals, best_f = int(evals), float(best_f)
@@ -203,6 +204,44 @@ class _Runner:
             evaluations=self.evaluations,
             restarts=self.records,
         )
+
+
+def max_generations(dim: int, pop_size: int) -> int:
+    """pycma's default MaxIter, ``100 + floor(150 (n + 3)^2 / sqrt(lambda))`` generations.
+
+    pycma evaluates it once, for the first run's population, and keeps it for every restart
+    (``fmin`` passes the evaluated option on); :func:`ipop` and :func:`bipop` do the same.
+    """
+    return 100 + int(150 * (dim + 3) ** 2 // pop_size**0.5)
+
+
+def small_regime_run(
+    default_pop: int,
+    large_pop: int,
+    large_evals: int,
+    generations: int,
+    u1: float,
+    u2: float,
+    init_std: float,
+) -> tuple[int, float, int]:
+    """BIPOP's small-regime run (Hansen, 2009, and pycma's ``fmin(bipop=True)``).
+
+    Args:
+        default_pop: ``lambda_def``, the first run's population.
+        large_pop: the latest large run's population (the paper's ``lambda_l / 2``).
+        large_evals: the evaluations the large regime has used so far.
+        generations: the MaxIter of every run (:func:`max_generations`).
+        u1, u2: uniform draws in ``[0, 1)``.
+        init_std: ``sigma_0``.
+
+    Returns:
+        ``(pop_size, init_std, generations)``: ``floor(lambda_def (lambda_l / (2
+        lambda_def))^(u1^2))``, ``sigma_0 10^(-2 u2)``, and as many generations as half the
+        large regime's evaluations last, rounded up (pycma's ``maxiter = 0.5 * sum(large) /
+        popsize``, the run stopping once ``countiter >= maxiter``), at most MaxIter.
+    """
+    pop = max(2, int(default_pop * (large_pop / default_pop) ** (u1**2)))
+    return pop, init_std * 10 ** (-2 * u2), min(generations, math.ceil(0.5 * large_evals / pop))
 
 
 def _check_common(init_std, increase_factor, max_restarts, pop_size):
@@ -246,15 +285,20 @@ def ipop(
         max_restarts: at most this many restarts after the first run (``None``: until the
             budget is spent).
         target_fitness: stop once a fitness ``>= target_fitness`` is evaluated.
+
+    Every run also ends after :func:`max_generations` for the first run's population (pycma's
+    MaxIter, which ``fmin`` evaluates once and keeps for the restarts).
     """
     _check_common(init_std, increase_factor, max_restarts, pop_size)
     runner = _Runner(algorithm, fitness_fn, x0, max_evals, target_fitness)
     key, dim_key = jax.random.split(key)
-    lam = pop_size or default_pop_size(runner.dim(dim_key))
+    dim = runner.dim(dim_key)
+    lam = pop_size or default_pop_size(dim)
+    generations = max_generations(dim, lam)
     restart = 0
     while not runner.done and (max_restarts is None or restart <= max_restarts):
         key, run_key = jax.random.split(key)
-        if runner.run(run_key, "ipop", lam, init_std, runner.max_evals) == 0:
+        if runner.run(run_key, "ipop", lam, init_std, generations) == 0:
             break
         lam, restart = int(lam * increase_factor + 0.5), restart + 1
     return runner.result()
@@ -283,37 +327,46 @@ def bipop(
       second run is always the large regime's first.
     - large: ``lambda = lambda_def * 2^i`` at its ``i``-th run (``i = 1, 2, ...``), step size
       ``init_std`` (IPOP).
-    - small: ``lambda = floor(lambda_def (lambda_l / lambda_def)^(u1^2))`` with ``lambda_l``
-      the latest large population (the paper's ``lambda_l / 2`` of the next one), step size
-      ``init_std * 10^(-2 u2)``, ``u1, u2 ~ U[0, 1]``, and a budget of half the evaluations
-      of the large regime so far (as in pycma).
+    - small: :func:`small_regime_run`: ``lambda = floor(lambda_def (lambda_l /
+      lambda_def)^(u1^2))`` with ``lambda_l`` the latest large population (the paper's
+      ``lambda_l / 2`` of the next one), step size ``init_std * 10^(-2 u2)``, ``u1, u2 ~ U[0,
+      1]``, for as many generations as half the large regime's evaluations so far last.
 
-    Args: as :func:`ipop`; ``pop_size`` is ``lambda_def`` and ``max_restarts`` counts restarts
-    of both regimes.
+    Every run also ends after :func:`max_generations` (pycma's MaxIter for ``lambda_def``).
+    pycma keeps ``lambda_def = 4 + 3 ln n`` unrounded when it doubles it (8.83 at ``n = 5``,
+    so 17, 35, 70, ...); here, as in the paper, the integer default is doubled (16, 32, 64).
+
+    Args: as :func:`ipop`; ``pop_size`` is ``lambda_def``, and ``max_restarts`` counts the
+    large regime's runs only: the strategy ends when the ``max_restarts``-th ends, as pycma's
+    ``fmin(..., restarts=max_restarts, bipop=True)`` (small runs "do not count").
     """
     _check_common(init_std, increase_factor, max_restarts, pop_size)
     runner = _Runner(algorithm, fitness_fn, x0, max_evals, target_fitness)
     key, dim_key = jax.random.split(key)
-    lam_def = pop_size or default_pop_size(runner.dim(dim_key))
-    large_runs, large_evals, small_evals, restart = 0, 0, 0, 0
+    dim = runner.dim(dim_key)
+    lam_def = pop_size or default_pop_size(dim)
+    generations = max_generations(dim, lam_def)
+    large_runs, large_evals, small_evals = 0, 0, 0
     lam_large = lam_def
-    while not runner.done and (max_restarts is None or restart <= max_restarts):
+    while not runner.done and (
+        max_restarts is None or large_runs < max_restarts or not runner.records
+    ):
         key, run_key, draw_key = jax.random.split(key, 3)
-        if restart == 0:
-            evals = runner.run(run_key, "first", lam_def, init_std, runner.max_evals)
+        if not runner.records:
+            evals = runner.run(run_key, "first", lam_def, init_std, generations)
             small_evals += evals
         elif small_evals >= large_evals:
             large_runs += 1
             lam_large = int(lam_def * increase_factor**large_runs + 0.5)
-            evals = runner.run(run_key, "large", lam_large, init_std, runner.max_evals)
+            evals = runner.run(run_key, "large", lam_large, init_std, generations)
             large_evals += evals
         else:
             u1, u2 = np.asarray(jax.random.uniform(draw_key, (2,)), np.float64)
-            lam = max(2, int(lam_def * (lam_large / lam_def) ** (u1**2)))
-            std = init_std * 10 ** (-2 * u2)
-            evals = runner.run(run_key, "small", lam, std, max(lam, large_evals // 2))
+            lam, std, gens = small_regime_run(
+                lam_def, lam_large, large_evals, generations, float(u1), float(u2), init_std
+            )
+            evals = runner.run(run_key, "small", lam, std, gens)
             small_evals += evals
         if evals == 0:
             break
-        restart += 1
     return runner.result()
