@@ -1,4 +1,6 @@
-"""Developer sessions: `nox -s tests` (default suite), `slow`, `lint`, `docs`, `types`, `bench`."""
+"""Developer sessions: `nox -s tests` (default suite), `slow`, `lint`, `docs`, `types`, `bench`;
+`kinetix` (not a default session) checks the Kinetix adapter in an environment of its own, with
+jax 0.9.0: kinetix-env 3.0.2 requires jax <= 0.9.0."""
 
 import os
 
@@ -74,3 +76,30 @@ def types(session: nox.Session) -> None:
     """mypy over the typed package (configuration in pyproject.toml's [tool.mypy])."""
     session.install("-e", ".", "mypy>=1.14", "types-tqdm", "types-PyYAML")
     session.run("mypy", *session.posargs)
+
+
+# kinetix-env 3.0.2 requires jax <= 0.9.0 (its Jax2D calls `jnp.clip(a_min=...)`, which jax 0.10
+# removed), so Kinetix is checked apart from the other families, at the newest jax it allows
+KINETIX = ("jax==0.9.0", "jaxlib==0.9.0", "kinetix-env==3.0.2")
+
+
+@nox.session
+def kinetix(session: nox.Session) -> None:
+    """The Kinetix adapter against Kinetix's own episodes (symbolic, entity and pixel
+    observations; continuous, discrete and multi-discrete actions; random levels, level files
+    and held-out levels) and the `kinetix_levels` preset, in an environment of jax 0.9.0 and
+    kinetix-env 3.0.2 with its declared dependencies. Minutes of CPU per variant, mostly
+    compiling Kinetix's physics. The Kinetix rows of the family benchmarks run here too,
+    `nox -s kinetix -- bench`, into benchmarks/results/kinetix/ (the rows merged into
+    docs/results/ by hand: docs/environments.md)."""
+    session.install("-e", ".", "pytest>=8", "pytest-timeout>=2.3", *KINETIX)
+    if session.posargs[:1] == ["bench"]:
+        # tables to a folder of their own: the committed ones hold the other families' rows
+        env = _env() | {"EVOLAX_BENCHMARK_RESULTS": "benchmarks/results/kinetix"}
+        session.run(
+            "python", "benchmarks/env_family_presets.py", "--presets", "kinetix_levels", env=env
+        )
+        session.run("python", "benchmarks/env_family_speed.py", "--only", "kinetix", env=env)
+        return
+    tests = ["tests/tasks/test_kinetix.py", "tests/tasks/test_env_presets.py", "-k", "kinetix"]
+    session.run("pytest", "-m", "slow or not slow", "-v", *tests, *session.posargs, env=_env())

@@ -29,9 +29,13 @@ Compilation is excluded (one untimed call each); then timing rounds alternate be
 runners, so drift of the machine hits all alike, and each reports its median. The ratio is
 evolax's rate over the family loop's, of wall-clock time and of the process's CPU time (the
 steadier figure on a shared machine, where the wall clock waits for other processes).
-Kinetix is not run: kinetix-env needs ``jax <= 0.9``. Run with
+Run with
 ``nice -n 10 python benchmarks/env_family_speed.py [--rounds 9] [--quick] [--only navix]``;
 it writes ``benchmarks/results/env_family_speed.json`` and ``docs/results/env_family_speed.md``.
+Kinetix (the ``kinetix_levels`` preset's variant on its training levels, continuous actions:
+the MLP's tanh outputs are Kinetix's ``Box(-1, 1)`` actions) runs only when named
+(``--only kinetix``): kinetix-env 3.0.2 requires ``jax <= 0.9.0``, so it runs in ``nox -s
+kinetix``'s environment, apart from the other families, and its row is merged into the table.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ import numpy as np
 import optax
 
 import evolax
+from evolax.config import resolve
 from evolax.layout import Layout
 from evolax.rollout.episode import episode_keys
 from results_table import RESULTS, write_results
@@ -180,6 +185,28 @@ def craftax_case(env_name: str, max_steps: int) -> Case:
     return Case(f"craftax:{env_name}", task, reset, step, argmax_act(False))
 
 
+def kinetix_case(env_name: str, levels: tuple[str, ...], max_steps: int) -> Case:
+    from evolax.tasks import Kinetix
+
+    task = Kinetix(env_name, levels, max_steps=max_steps)
+    env, params = task.env, task.env_params.physics  # auto_reset=False, max_timesteps replaced
+
+    def reset(key):
+        return env.reset(key, params)
+
+    def step(key, state, action):
+        obs, state, reward, done, _ = env.step(key, state, action, params)
+        return obs, state, reward, done
+
+    space = env.action_space(params)  # Box(-1, 1): rescaled as evolax rescales a Box
+
+    def act(params, obs):
+        unit = (jnp.clip(mlp(params, flat(obs)), -1.0, 1.0) + 1.0) / 2.0
+        return space.low + unit * (space.high - space.low)
+
+    return Case(f"kinetix:{env_name}", task, reset, step, act)
+
+
 def jaxmarl_case(env_name: str, max_steps: int) -> Case:
     from evolax.tasks import JaxMARL
 
@@ -283,8 +310,13 @@ CASES: dict[str, Callable[[int], Case]] = {
     "craftax:Craftax-Classic-Symbolic-v1": lambda t: craftax_case("Craftax-Classic-Symbolic-v1", t),
     # MPE ends its episodes at 25 steps: the loops run those (a longer scan would step on)
     "jaxmarl:MPE_simple_spread_v3": lambda t: jaxmarl_case("MPE_simple_spread_v3", min(t, 25)),
+    # the kinetix_levels preset's variant and training levels (Kinetix's small "s/" levels)
+    "kinetix:Kinetix-Symbolic-Continuous-v1": lambda t: kinetix_case(
+        "Kinetix-Symbolic-Continuous-v1", tuple(resolve("kinetix_levels")["task"]["levels"]), t
+    ),
 }
 FAMILY = "family loop"
+NEEDS_OLD_JAX = ("kinetix",)  # kinetix-env 3.0.2 requires jax <= 0.9.0: run with --only kinetix
 RUNNERS = {  # evolax's runners: the table's heading of each
     "evolax evaluate": "evolax `evaluate`",
     "evolax Trainer": "evolax `Trainer`, default layout",
@@ -387,13 +419,14 @@ def main() -> None:
     if args.quick:
         args.pop_size, args.max_steps, args.rounds = 24, 30, 2
     names = [
-        n for n in CASES if not args.only or any(n == o or n.startswith(o + ":") for o in args.only)
+        n
+        for n in CASES
+        if (any(n == o or n.startswith(o + ":") for o in args.only))
+        or (not args.only and not n.startswith(NEEDS_OLD_JAX))
     ]
     rows = [measure(name, args) for name in names]
-    rows.append(
-        {"env": "kinetix:*", "skipped": "not run: kinetix-env needs jax <= 0.9 (here 0.10)"}
-    )
     packages = ("evolax", "jax", "jumanji", "navix", "xminigrid", "craftax", "jaxmarl")
+    packages += ("kinetix-env",)
     write_results(
         args.out,
         "env_family_speed",

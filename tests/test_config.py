@@ -151,7 +151,7 @@ def test_every_preset_builds_its_trainer():
     JAX environment families' presets, whose packages take seconds to import, by
     tests/tasks/test_env_presets.py)."""
     families = {"navix_empty", "minigrid_empty", "jumanji_game2048", "craftax_classic"}
-    families |= {"mpe_spread", "xland_mt_map_elites"}
+    families |= {"mpe_spread", "xland_mt_map_elites", "kinetix_levels"}
     for name in sorted(set(presets()) - {"mnist", "ant"} - families):
         try:
             build_trainer(resolve(name))

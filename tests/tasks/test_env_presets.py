@@ -18,6 +18,7 @@ FAMILY_PRESETS = {
     "craftax_classic": "craftax",
     "mpe_spread": "jaxmarl",
     "xland_mt_map_elites": "xminigrid",
+    "kinetix_levels": "kinetix",  # in `nox -s kinetix` (kinetix-env requires jax <= 0.9.0)
 }
 """The presets of tests/test_config.py's exceptions: each needs its family's package."""
 
@@ -50,9 +51,35 @@ def _own_obs_size(name: str) -> int:
         module = importlib.import_module("craftax.craftax_env")
         env = module.make_craftax_env_from_name(env_name, auto_reset=False)
         obs = env.reset(key, env.default_params)[0]
+    elif name == "kinetix_levels":
+        obs = kinetix_own_reset(task, env_name, task["levels"])(key)
     else:  # an agent's observation
         obs = family(name).make(env_name).reset(key)[0]["agent_0"]
     return int(flatten_obs(obs).shape[0])
+
+
+def kinetix_own_reset(task: dict, env_name: str, played: list[str]):
+    """The preset's first observation from Kinetix's API, ``key -> obs``: its level-list
+    reset over the files ``played``, at the static sizes of all the preset's files."""
+    family("kinetix_levels")
+    from kinetix.environment import ActionType, ObservationType, make_kinetix_env
+    from kinetix.environment.ued.ued import make_reset_fn_list_of_levels
+    from kinetix.util.saving import load_evaluation_levels, load_from_json_file
+
+    assert env_name == "Kinetix-Symbolic-Continuous-v1"
+    assert not set(task["levels"]) & set(task["test_levels"])  # held out
+    static = load_evaluation_levels([*task["levels"], *task["test_levels"]])[1]
+    physics = load_from_json_file(task["levels"][0])[2]
+    reset = make_reset_fn_list_of_levels(played, static)
+    env = make_kinetix_env(
+        ActionType.CONTINUOUS, ObservationType.SYMBOLIC_FLAT, reset, physics, static
+    )
+
+    def own_reset(key):
+        with jax.numpy_rank_promotion("allow"):  # as the adapters, Kinetix promotes ranks
+            return env.reset(key, physics)[0]
+
+    return own_reset
 
 
 def test_the_family_presets_are_listed():
@@ -75,6 +102,20 @@ def test_the_xland_preset_gives_multi_task_map_elites_one_cell_per_ruleset():
     assert trainer.algorithm.n_tasks == rulesets.size == 24
     centroids = trainer.algorithm.archive.centroids.array
     np.testing.assert_array_equal(centroids, np.asarray(rulesets.vectors()))
+
+
+def test_the_kinetix_preset_tests_on_its_held_out_levels():
+    family("kinetix_levels")
+    config = resolve("kinetix_levels")
+    trainer, task = build_trainer(config), config["task"]
+    env_name = task["name"].split(":", 1)[1]
+    held_out = jax.jit(kinetix_own_reset(task, env_name, task["test_levels"]))
+    training = jax.jit(kinetix_own_reset(task, env_name, task["levels"]))
+    for seed in range(3):
+        key = jax.random.key(seed)
+        test_obs = trainer.evaluation_task.reset(key).obs
+        np.testing.assert_array_equal(test_obs, flatten_obs(held_out(key)))
+        np.testing.assert_array_equal(trainer.task.reset(key).obs, flatten_obs(training(key)))
 
 
 def test_near_object_rulesets_are_xlands_own_goals_on_every_object_once():

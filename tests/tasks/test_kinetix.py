@@ -1,6 +1,8 @@
-"""The Kinetix adapter: kinetix-env 3.0 requires jax <= 0.9.0, so beside evolax's jax the
-package is absent and only the missing-package and name errors run; where it installs, the
-adapter is checked against Kinetix's own episodes."""
+"""The Kinetix adapter: kinetix-env 3.0.2 requires jax <= 0.9.0, so beside evolax's usual jax
+the package is absent and only the missing-package and argument errors run; in `nox -s
+kinetix` (jax 0.9.0 and kinetix-env with its declared dependencies) the adapter is checked
+against episodes of Kinetix's own environment, built here from Kinetix's API alone (each
+variant compiles Kinetix's physics for a minute or more, so those checks are slow)."""
 
 import sys
 
@@ -9,6 +11,9 @@ import pytest
 from evolax.tasks import Kinetix
 from evolax.tasks.kinetix import ENV_NAMES
 
+TRAIN = ("s/h0_weak_thrust", "s/h2_one_wheel_car", "s/h4_thrust_aim")
+HELD_OUT = ("s/h7_unicycle_left", "s/h9_explode_then_thrust_over")
+
 
 def test_missing_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "kinetix.environment", None)
@@ -16,14 +21,20 @@ def test_missing_package_names_the_extra(monkeypatch):
         Kinetix("Kinetix-Symbolic-Continuous-v1")
 
 
-def test_env_names():
+def test_env_names_and_arguments():
     assert "Kinetix-Pixels-MultiDiscrete-v1" in ENV_NAMES and len(ENV_NAMES) == 9
     with pytest.raises(ValueError, match=r"did you mean 'Kinetix-Symbolic-Continuous-v1'"):
         Kinetix("Kinetix-Symbolic-Continuos-v1")
+    with pytest.raises(ValueError, match=r"^test must be a bool"):
+        Kinetix("Kinetix-Symbolic-Continuous-v1", test="yes")
+    with pytest.raises(ValueError, match=r"^test_levels are held out from levels"):
+        Kinetix("Kinetix-Symbolic-Continuous-v1", test_levels=HELD_OUT)
 
 
-def test_reset_and_step_match_kinetix():
-    pytest.importorskip("kinetix", reason="kinetix-env 3.0 requires jax <= 0.9.0")
+def kinetix_own(env_name: str, levels: tuple, played: tuple, max_steps: int):
+    """Kinetix's own ``(reset, step)`` for the variant, from its API: its level-list reset
+    over ``played`` (static sizes the largest over ``levels``, physics the first file's), or
+    its random level sampler without levels."""
     from kinetix.environment import (
         ActionType,
         EnvParams,
@@ -31,26 +42,62 @@ def test_reset_and_step_match_kinetix():
         StaticEnvParams,
         make_kinetix_env,
     )
-    from kinetix.environment.ued.ued import make_reset_fn_sample_kinetix_level
+    from kinetix.environment.ued.ued import (
+        make_reset_fn_list_of_levels,
+        make_reset_fn_sample_kinetix_level,
+    )
+    from kinetix.util.saving import load_evaluation_levels, load_from_json_file
 
-    from family_helpers import check_same_episodes
-
-    physics, static = EnvParams(max_timesteps=12), StaticEnvParams()
+    if levels:
+        static = load_evaluation_levels(list(levels))[1]
+        physics = load_from_json_file(levels[0])[2].replace(max_timesteps=max_steps)
+        reset_fn = make_reset_fn_list_of_levels(list(played), static)
+    else:
+        physics, static = EnvParams(max_timesteps=max_steps), StaticEnvParams()
+        reset_fn = make_reset_fn_sample_kinetix_level(physics, static)
+    _, obs_name, action_name, _ = env_name.split("-")
+    observation = {"Symbolic": "SYMBOLIC_FLAT", "Entity": "SYMBOLIC_ENTITY", "Pixels": "PIXELS"}
+    action = {"Continuous": "CONTINUOUS", "Discrete": "DISCRETE"}.get(action_name, "MULTI_DISCRETE")
     env = make_kinetix_env(
-        ActionType.CONTINUOUS,
-        ObservationType.SYMBOLIC_FLAT,
-        make_reset_fn_sample_kinetix_level(physics, static),
+        ActionType[action],
+        ObservationType[observation[obs_name]],
+        reset_fn,
         physics,
         static,
         auto_reset=False,
     )
-    task = Kinetix("Kinetix-Symbolic-Continuous-v1", max_steps=12)
 
-    def ref_reset(key):
+    def reset(key):
         return env.reset(key, physics)
 
-    def ref_step(key, state, action):
+    def step(key, state, action):
         obs, state, reward, done, _ = env.step(key, state, action, physics)
         return obs, state, reward, done
 
-    check_same_episodes(task, ref_reset, ref_step, 30)
+    return reset, step
+
+
+VARIANTS = {  # env name, training levels, held-out levels, test
+    "symbolic-continuous-random-levels": ("Kinetix-Symbolic-Continuous-v1", (), (), False),
+    "symbolic-discrete-level-set": ("Kinetix-Symbolic-Discrete-v1", TRAIN, (), False),
+    "entity-multidiscrete-level-set": ("Kinetix-Entity-MultiDiscrete-v1", TRAIN, (), False),
+    "pixels-continuous-one-level": ("Kinetix-Pixels-Continuous-v1", TRAIN[1:2], (), False),
+    "symbolic-multidiscrete-held-out": (
+        "Kinetix-Symbolic-MultiDiscrete-v1",
+        TRAIN,
+        HELD_OUT,
+        True,
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_reset_and_step_match_kinetix(variant):
+    pytest.importorskip("kinetix", reason="kinetix-env 3.0.2 requires jax <= 0.9.0")
+    from family_helpers import check_same_episodes
+
+    env_name, levels, held_out, test = VARIANTS[variant]
+    task = Kinetix(env_name, levels, max_steps=6, test_levels=held_out, test=test)
+    reset, step = kinetix_own(env_name, (*levels, *held_out), held_out or levels, 6)
+    assert check_same_episodes(task, reset, step, 16) >= 2  # resets after episodes' ends

@@ -1,19 +1,17 @@
 """Kinetix as an evolax task (Matthews et al., 2025, https://github.com/FLAIROx/Kinetix): an
-open-ended space of 2D physics tasks (Jax2D), played on hand-made levels, a fixed level set or
-levels sampled at random, with symbolic, entity or pixel observations."""
+open-ended space of 2D physics tasks (Jax2D), played on a set of level files or on levels
+sampled at random, with symbolic, entity or pixel observations."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import chex
-import jax
-import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, PyTree
 
 from evolax.extras import require
-from evolax.tasks.distributions import Distribution, ParamSet
+from evolax.tasks.distributions import Distribution
 from evolax.tasks.jax_env import GymnaxStyleTask, check_env_name
+from evolax.tasks.spaces import ActionMap
 from evolax.types import PRNGKey
 
 OBSERVATIONS = {"Pixels": "PIXELS", "Symbolic": "SYMBOLIC_FLAT", "Entity": "SYMBOLIC_ENTITY"}
@@ -25,50 +23,46 @@ ENV_NAMES = tuple(f"Kinetix-{obs}-{act}-v1" for obs in OBSERVATIONS for act in A
 @chex.dataclass(frozen=True)
 class KinetixParams:
     """The parameters of a Kinetix episode: the physics' ``EnvParams`` and the ``level`` (a
-    Kinetix ``EnvState``) to start from, or ``None`` for a random level (Kinetix's level
-    sampler)."""
+    Kinetix ``EnvState``) to start from, or ``None`` for the environment's own reset (a level
+    of its level files, or a random level)."""
 
     physics: PyTree
     level: PyTree = None
-
-
-def load_levels(files: tuple[str, ...] | list[str]) -> tuple[PyTree, Any, Any]:
-    """Kinetix level files (``"s/h1_thrust_over_ball.json"``, relative to Kinetix's levels or
-    absolute) stacked on a leading axis, with the first file's static and physics parameters:
-    ``(levels, static_env_params, env_params)``."""
-    saving = require("kinetix.util.saving", "kinetix", "Kinetix")
-    if not files:
-        raise ValueError("files must name at least one Kinetix level file")
-    loaded = [saving.load_from_json_file(name) for name in files]
-    levels = jax.tree.map(lambda *leaves: jnp.stack(leaves), *[level for level, _, _ in loaded])
-    return levels, loaded[0][1], loaded[0][2]
 
 
 class Kinetix(GymnaxStyleTask):
     """A Kinetix environment as a task; in a configuration
     ``task.name=kinetix:Kinetix-Symbolic-Continuous-v1``.
 
-    The environment is ``kinetix.environment.make_kinetix_env(action_type, observation_type,
-    reset_fn, env_params, static_env_params, auto_reset=False)`` for the variant ``env_name``
-    names. Kinetix has gymnax's interface: ``reset(key)`` is its ``reset(key, env_params,
-    override_reset_state=level)`` and ``step(state, action, key)`` its ``step(key, state,
+    The environment is Kinetix's ``make_kinetix_env(action_type, observation_type, reset_fn,
+    env_params, static_env_params, auto_reset=False)`` for the variant ``env_name`` names,
+    with Kinetix's own reset functions: ``make_reset_fn_list_of_levels(files,
+    static_env_params)`` (a level file drawn per episode) with ``levels``, else
+    ``make_reset_fn_sample_kinetix_level`` (a random level). ``reset(key)`` is its
+    ``reset(key, env_params)`` and ``step(state, action, key)`` its ``step(key, state,
     action, env_params)``, so the same keys and actions give Kinetix's own episode.
 
-    Levels, a task distribution: with ``levels`` (level files), each episode starts from one
-    of them, drawn with a key split off the episode's key (a
-    :class:`~evolax.tasks.distributions.ParamSet` over ``env_params.level``; pass
-    ``distribution=Kinetix.level_set(held_out_files)`` to a second task to test on held-out
-    levels); without, from a random level of Kinetix's own sampler (its ``reset_fn``).
+    Levels: ``levels`` are the training levels, ``test_levels`` held-out ones, played
+    instead with ``test=True`` (the configuration's test task, as MNIST's test set; without
+    ``test_levels`` the test task plays the training levels or random ones). Level
+    files are Kinetix's (``"s/h1_thrust_over_ball"``, relative to its shipped levels, or a
+    path); their static sizes (shape counts) are the largest over both sets, Kinetix's
+    ``load_evaluation_levels``, so both tasks see observations of one shape, and the physics
+    parameters are the first training file's. A ``distribution`` over
+    :class:`KinetixParams` (a ``ParamSet`` of levels at ``level``) overrides the reset
+    function's draw.
 
     Observations are flattened to ``f32[obs_dim]``; actions follow the variant's space
-    (:class:`~evolax.tasks.spaces.ActionMap`: ``Discrete`` scores, or ``Box`` values in
-    ``[-1, 1]``).
+    (:class:`~evolax.tasks.spaces.ActionMap`: ``Discrete`` scores, one block of scores per
+    motor and thruster for ``MultiDiscrete``, or ``Box`` values in ``[-1, 1]``).
 
     Args:
         env_name: one of :data:`ENV_NAMES`.
-        levels: Kinetix level files; empty: random levels.
+        levels: Kinetix level files to train on; empty: random levels.
         max_steps: episode length; default ``env_params.max_timesteps`` (256).
         distribution: a task distribution over :class:`KinetixParams`, or ``None``.
+        test_levels: held-out Kinetix level files, played with ``test=True``.
+        test: play ``test_levels`` (where given) instead of ``levels``.
     """
 
     def __init__(
@@ -77,17 +71,26 @@ class Kinetix(GymnaxStyleTask):
         levels: tuple[str, ...] = (),
         max_steps: int | None = None,
         distribution: Distribution | None = None,
+        test_levels: tuple[str, ...] = (),
+        test: bool = False,
     ):
         check_env_name(env_name, list(ENV_NAMES), "Kinetix")
+        if not isinstance(test, bool):
+            raise ValueError(f"test must be a bool, got {test!r}")
+        levels, test_levels = tuple(levels), tuple(test_levels)
+        if test_levels and not levels:
+            raise ValueError("test_levels are held out from levels, which must name files too")
         environment = require("kinetix.environment", "kinetix", "Kinetix")
+        ued = require("kinetix.environment.ued.ued", "kinetix", "Kinetix")
         _, obs_name, action_name, _ = env_name.split("-")
         if levels:
-            stacked, static_params, physics = load_levels(levels)
-            reset_fn = None
-            distribution = distribution or ParamSet(stacked, replace="level")
+            saving = require("kinetix.util.saving", "kinetix", "Kinetix")
+            _, static_params, physics = saving.load_from_json_file(levels[0])
+            _, static_params = saving.load_evaluation_levels([*levels, *test_levels])
+            played = test_levels if test and test_levels else levels
+            reset_fn = ued.make_reset_fn_list_of_levels(played, static_params)
         else:
             static_params, physics = environment.StaticEnvParams(), environment.EnvParams()
-            ued = require("kinetix.environment.ued.ued", "kinetix", "Kinetix")
             reset_fn = ued.make_reset_fn_sample_kinetix_level(physics, static_params)
         if max_steps is not None:  # Kinetix itself then ends the episode there
             physics = physics.replace(max_timesteps=max_steps)
@@ -99,17 +102,13 @@ class Kinetix(GymnaxStyleTask):
             static_params,
             auto_reset=False,
         )
-        # with levels, a placeholder level of the right structure, replaced every episode
-        first = jax.tree.map(lambda leaf: leaf[0], stacked) if levels else None
-        params = KinetixParams(physics=physics, level=first)
         steps = int(physics.max_timesteps)
         space = env.action_space(physics)
+        if action_name == "MultiDiscrete":  # Kinetix's own space: its sizes are not `nvec`
+            nvec = tuple(int(n) for n in np.asarray(space.number_of_dims_per_distribution))
+            space = ActionMap(True, (sum(nvec),), (len(nvec),), "int32", nvec=nvec)
+        params = KinetixParams(physics=physics)
         self._setup(env, env_name, params, space, steps, steps, distribution, None)
-
-    @staticmethod
-    def level_set(files: tuple[str, ...] | list[str]) -> ParamSet:
-        """A fixed set of Kinetix levels, one drawn per episode (a held-out set for testing)."""
-        return ParamSet(load_levels(files)[0], replace="level")
 
     def _reset_env(self, key: PRNGKey, params: PyTree) -> tuple[PyTree, PyTree]:
         return self.env.reset(key, params.physics, override_reset_state=params.level)
