@@ -19,12 +19,13 @@ baseline's pass included), and the compiled generation's own buffers (arguments,
 temporaries, XLA's ``memory_analysis``), against ``(D + pop * r * sum(m + n)) * 4`` bytes (the
 mean and one population's factors) and the ``pop * D * 4`` bytes of a full-rank population.
 
-The members are evaluated ``--chunk`` at a time and the update sums their factors half as many
-pairs at a time (``update_block``), so the factors held at once are ``chunk * r * sum(m + n)``
-numbers, within the formula's ``pop * r * sum(m + n)``.
+The members are evaluated ``--chunk`` at a time (``chunk / 2`` antithetic pairs, each pair's
+factors drawn once for both members) and the update sums the factors of half as many pairs at a
+time (``update_block``), so the factors held at once are ``chunk * r * sum(m + n)`` numbers,
+within the formula's ``pop * r * sum(m + n)``.
 
-    python benchmarks/lm_throughput.py --pop 1024 --tokens 8 --rounds 1 --chunk 128
-                                        # the docs' row: about 20 minutes on 2 loaded cores
+    python benchmarks/lm_throughput.py --pop 1024 4096 --tokens 16 4 --rounds 2 --chunk 256
+                                        # the docs' rows: about 30 minutes on 2 loaded cores
     python benchmarks/lm_throughput.py  # pop 1,024 x 8 tokens and 4,096 x 2 tokens, rank 1
     python benchmarks/lm_throughput.py --small      # a 0.1M-parameter check of the script
     python benchmarks/lm_throughput.py --pop 4096 --tokens 32 --d-model 2048 --layers 20 \

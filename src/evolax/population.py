@@ -80,6 +80,14 @@ class Members(eqx.Module):
         """The members this node holds, drawn."""
         raise NotImplementedError
 
+    def groups(self, chunk: int) -> tuple[Members, Callable[[Array], Array]] | None:
+        """The members as groups of ``chunk`` to evaluate one after another, in an order of
+        the node's own (batched leaves ``[pop / chunk, chunk, ...]``), and the function that
+        puts an output ``[pop / chunk, chunk, ...]`` back in the members' order ``[pop,
+        ...]``; ``None`` (the default): consecutive groups."""
+        del chunk
+        return None
+
 
 def materialize(population: Population) -> Population:
     """``population`` with its members drawn where a :class:`Members` node holds them (the

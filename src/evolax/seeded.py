@@ -20,6 +20,7 @@ convolution kernel ``[k, k, c_in, c_out]`` is ``[k k c_in, c_out]``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -127,9 +128,13 @@ class Seeded(Members):
         std: the noise scale: ``[]``; a pytree like the mean of ``[]`` leaves (one scale per
             leaf, any rank); or, at full rank, of leaf-shaped spreads (one per coordinate)
             (:class:`Shared`).
-        index: the members' global indices, ``i32[pop]``.
+        index: the members' global indices, ``i32[pop]`` (the whole population's are ``0 ..
+            pop - 1`` in order).
         rank: the perturbation's rank (``0``: full).
         half: half the population size for antithetic pairs, ``0`` without them.
+        paired: the members are ``k`` first members of antithetic pairs followed by their
+            ``k`` partners in the same order, as the whole population is (a group of
+            :meth:`groups`): :meth:`materialize` draws each pair's noise once.
     """
 
     mean: Shared
@@ -138,6 +143,7 @@ class Seeded(Members):
     index: Int[Array, " pop"]
     rank: int = eqx.field(static=True, default=0)
     half: int = eqx.field(static=True, default=0)
+    paired: bool = eqx.field(static=True, default=False)
 
     def slices(self) -> list[tuple[int, tuple[int, ...]]]:
         """Per leaf of the mean (in ``jax.tree.leaves`` order): where its noise starts in a
@@ -160,10 +166,32 @@ class Seeded(Members):
     def materialize(self) -> PyTree:
         """Drawn for the members it holds: the genome's pytree with leaves ``[pop, *shape]``
         at full rank and :class:`LowRank` views with ``[pop, ...]`` factors at low rank
-        (their ``W`` shared)."""
+        (their ``W`` shared). Whole antithetic pairs (the whole population, or a group of
+        :meth:`groups`) draw each pair's noise once, for both members."""
         lead = self.index.shape  # [pop], or [teams, agents] for a multi-agent rollout
+        whole = self.half and lead == (2 * self.half,)
+        if (self.paired or whole) and lead[0] % 2 == 0:
+            eps, sign = jax.vmap(noise, in_axes=(None, 0))(self, self.index[: lead[0] // 2])
+            eps, sign = jnp.concatenate([eps, eps]), jnp.concatenate([sign, -sign])
+            return _leaves(self, eps, sign)
         eps, sign = jax.vmap(noise, in_axes=(None, 0))(self, self.index.ravel())
         return _leaves(self, eps.reshape(*lead, -1), sign.reshape(lead))
+
+    def groups(self, chunk: int) -> tuple[Seeded, Callable[[Array], Array]] | None:
+        """Groups of ``chunk`` members that hold whole antithetic pairs: group ``g`` is
+        members ``g k .. (g + 1) k - 1`` and their partners ``half + g k ..`` (``k = chunk /
+        2``), each group :attr:`paired`. ``None`` (consecutive groups) without antithetic
+        pairs, for an odd ``chunk``, or for a part of the population (one device's share)."""
+        size = self.index.shape[0]
+        if not (self.half and self.index.shape == (2 * self.half,) and chunk % 2 == 0):
+            return None
+        n, k = size // chunk, chunk // 2
+        index = self.index.reshape(2, n, k).swapaxes(0, 1).reshape(n, chunk)
+
+        def restore(x: Array) -> Array:
+            return x.reshape(n, 2, k, *x.shape[2:]).swapaxes(0, 1).reshape(size, *x.shape[2:])
+
+        return dataclasses.replace(self, index=index, paired=True), restore
 
 
 def seeded_population(

@@ -4,6 +4,7 @@ rollout and the trainer."""
 
 import math
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,8 +14,12 @@ from jax.flatten_util import ravel_pytree
 
 from evolax import MLP, CartPoleSwingUp, Trainer
 from evolax.algorithms import LowRankES, OpenES, raw
+from evolax.policies import Policy
+from evolax.policies.base import EmptyState
 from evolax.population import map_batched, materialize, pop_axes
+from evolax.rollout.sharded import evaluate_on
 from evolax.seeded import dense, densify, member
+from evolax.tasks import Task
 
 GENOME = [{"w": jnp.ones((6, 5)), "b": jnp.zeros(5)}, {"w": jnp.ones((5, 3)), "b": jnp.zeros(3)}]
 
@@ -160,3 +165,59 @@ def test_map_batched_leaves_shared_parts_alone(key):
     first = map_batched(lambda x: x[:1], population)
     assert first.index.shape == (1,)
     assert first.mean.value[0]["w"].shape == (6, 5)
+
+
+@chex.dataclass(frozen=True)
+class _DotState:
+    obs: jax.Array
+
+
+class _Linear(Policy):
+    """``obs @ w + b``: a member's matrix applied as its :class:`~evolax.seeded.LowRank`."""
+
+    def init(self, key, obs_shape, action_shape):
+        return {"w": jnp.zeros((obs_shape[0], action_shape[0])), "b": jnp.zeros(action_shape)}
+
+    def apply(self, params, obs, state, key):
+        return obs @ params["w"] + params["b"], state
+
+    def reset(self, key):
+        return EmptyState()
+
+
+class _Dot(Task):
+    """One step: the observation ``x``; the reward ``action . c``."""
+
+    obs_shape: tuple[int, ...] = (3,)
+    action_shape: tuple[int, ...] = (4,)
+    max_steps: int = 1
+
+    def reset(self, key):
+        return _DotState(obs=jnp.array([0.5, -1.0, 2.0]))
+
+    def step(self, state, action, key):
+        return state, jnp.dot(action, jnp.array([1.0, -2.0, 0.5, 3.0])), jnp.asarray(True)
+
+
+@pytest.mark.parametrize("pop_chunk", [None, 2, 4])
+def test_pairs_drawn_once_score_the_members_of_the_documented_formula(key, pop_chunk):
+    """Each antithetic pair's noise drawn once for both members (whole pairs per group):
+    every member's fitness is that of ``W + sign std a b^T / sqrt(r)`` and ``b + sign std
+    eps`` formed in numpy from ``normal(fold_in(key, i mod pop/2))``, in the members' order."""
+    pop, rank, std = 8, 2, 0.3
+    mean = {"w": jax.random.normal(key, (3, 4)), "b": jnp.arange(4.0)}
+    algorithm = LowRankES(pop_size=pop, rank=rank, init_std=std)
+    gen_key = jax.random.key(7)
+    population, _ = algorithm.ask(gen_key, algorithm.init(key, mean))
+    fitness, _ = evaluate_on(_Linear(), _Dot(), population, key, pop_chunk=pop_chunk)
+
+    x, c = np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.5, 3.0])
+    expected = []
+    for i in range(pop):  # leaves in order "b" (4 numbers), "w" (factors [3 + 4, rank])
+        eps = np.asarray(jax.random.normal(jax.random.fold_in(gen_key, i % (pop // 2)), (18,)))
+        sign = 1.0 if i < pop // 2 else -1.0
+        ab = eps[4:].reshape(7, rank)
+        w = np.asarray(mean["w"]) + sign * std * ab[:3] @ ab[3:].T / math.sqrt(rank)
+        b = np.asarray(mean["b"]) + sign * std * eps[:4]
+        expected.append((x @ w + b) @ c)
+    np.testing.assert_allclose(fitness, expected, rtol=1e-5, atol=1e-5)

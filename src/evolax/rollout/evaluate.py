@@ -21,7 +21,7 @@ from evolax.compiled import compiled
 from evolax.layout import EpisodeLoop
 from evolax.normalize import ObsStats
 from evolax.policies.base import Policy
-from evolax.population import map_batched, materialize, per_part
+from evolax.population import Members, map_batched, materialize, per_part
 from evolax.rollout.episode import episode_keys, initial_states, run_episodes
 from evolax.rollout.info import EvalInfo
 from evolax.rollout.teams import agents_per_unit, as_teams, from_teams
@@ -34,14 +34,21 @@ from evolax.validation import check_positive_int, population_size
 
 def in_chunks(fn: Callable[[Population], PyTree], population: Population, chunk: int) -> PyTree:
     """``fn(population)`` computed on groups of ``chunk`` individuals one after another
-    (``lax.map``); ``fn``'s outputs lead with the population axis, and are joined along it."""
+    (``lax.map``); ``fn``'s outputs lead with the population axis, and are joined along it.
+    The groups are consecutive members, or those a :class:`~evolax.population.Members` node
+    chooses (:meth:`~evolax.population.Members.groups`)."""
     size = population_size(population)
     if chunk == size:
         return fn(population)
-    groups = map_batched(lambda x: x.reshape(size // chunk, chunk, *x.shape[1:]), population)
+    own = population.groups(chunk) if isinstance(population, Members) else None
+    if own is None:
+        groups = map_batched(lambda x: x.reshape(size // chunk, chunk, *x.shape[1:]), population)
+        restore: Callable[[Array], Array] = lambda x: x.reshape(size, *x.shape[2:])  # noqa: E731
+    else:  # the node's own groups (whole antithetic pairs: evolax.seeded.Seeded.groups)
+        groups, restore = own
     shared, batched = eqx.partition(groups, per_part(groups, True, False))
     out = jax.lax.map(lambda group: fn(eqx.combine(shared, group)), batched)
-    return jax.tree.map(lambda x: x.reshape(size, *x.shape[2:]), out)
+    return jax.tree.map(restore, out)
 
 
 def _check_shapes(policy: Policy, task: Task, population: Population, key: PRNGKey) -> None:
