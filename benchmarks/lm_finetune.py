@@ -14,15 +14,21 @@
    - gradient: continued teacher-forced Adam on as many problems drawn the same way (one
      step per batch of ``--batch``).
    Both ES read the :class:`evolax.tasks.Arithmetic` reward with partial credit (the fraction
-   of the answer's digits right), every member decoding greedily inside one compiled step.
+   of the answer's digits right), every member decoding greedily inside one compiled step, all
+   members on the same problems in a generation; the ES also record their training rewards
+   (the first and last tenth of the generations, and their spread over the members).
 3. Score the checkpoint and each fine-tuned model on the ``--digits``-digit problems held out
    of training (500; ``--validate`` scores another 500, the split to tune settings on):
    exact-answer accuracy and digit accuracy, medians (min-max) over ``--seeds`` fine-tuning
-   seeds from the one checkpoint. The ES settings are the papers', not tuned on either split.
+   seeds from the one checkpoint. The full-rank ES keeps Qiu et al.'s settings; the rank-4
+   ES's ``std`` (0.02), the budget (120 batches of 16) and the gradient's learning rate (1e-4)
+   were picked on the validation split (docs/language_models.md).
 
 Writes ``benchmarks/results/lm_finetune.json`` and the table ``lm_finetune.md``.
 
-    python benchmarks/lm_finetune.py
+    python benchmarks/lm_finetune.py --seeds 5 --only es_lowrank gradient
+    python benchmarks/lm_finetune.py --digits 3 --seeds 3 --only es_lowrank gradient \\
+        --out benchmarks/results/lm_finetune_3digit.json
 """
 
 from __future__ import annotations
@@ -140,8 +146,8 @@ def es_train(folder, task, algorithm, generations: int, key):
 
 
 def algorithms(args) -> dict[str, LowRankES]:
-    """The two ES families with their papers' settings (not tuned here: ``--validate`` scores
-    the validation split, the one to tune them on)."""
+    """The two ES families: the full-rank one with Qiu et al.'s settings, the rank-4 one with
+    EGGROLL's apart from the flags (set on the validation split, ``--validate``)."""
     return {
         "es_full": LowRankES(
             pop_size=30,
