@@ -44,10 +44,10 @@ ALGORITHMS = {
     "de": "DE",
     "pso": "PSO",
     "cma_es": "CMA-ES",
-    "cma_es_lean": "CMA-ES, fitness_history=False",
+    "cma_es_lean": "CMA-ES, fitness_history=False, factored=False",
     "open_es": "OpenES",
 }
-VARIANTS = {"cma_es_lean": ("cma_es", (("fitness_history", False),))}
+VARIANTS = {"cma_es_lean": ("cma_es", (("fitness_history", False), ("factored", False)))}
 """Cases that are another case's work with evolax options (evosax's side runs as it is)."""
 CASES = (*ALGORITHMS, "cartpole")
 POP, REPEATS, HIDDEN = 64, 16, (64, 64)  # cartpole_speed.py's
@@ -56,9 +56,11 @@ SCANNED = 4
 NOTES = {
     "cma_es": "evolax's does more: it records the fitness history of pycma's termination "
     "criteria (about 20 kernels), keeps the float32 mean's rounding error (compensated sum, "
-    "4), skips a generation whose update breaks down (a health check, about 15) and reports "
+    "4) and its covariance in the last decomposition's frame (factored, about 16), skips a "
+    "generation whose update breaks down (a health check, about 15) and reports "
     "5 metrics more (about 10); the lazy eigendecomposition's cond counts at its larger branch",
-    "cma_es_lean": "without the termination criteria's fitness history (evosax keeps none)",
+    "cma_es_lean": "without the termination criteria's fitness history (evosax keeps none) "
+    "and the float32 factored covariance (evosax decomposes C by eigh)",
 }
 
 
