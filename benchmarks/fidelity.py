@@ -19,7 +19,10 @@ sizes. Every ratio is measured side by side in one run, on this machine.
   ``1e-8`` over seeds, ``x0`` drawn anew for every run.
 - ``mo``: NSGA-II, NSGA-III, MOEA/D and SMS-EMOA against pymoo 0.6.2's on ZDT1-4,6, DTLZ1-7
   and WFG1-9, evolax in float32 and float64: median IGD+ and hypervolume over seeds after the
-  same evaluations, population and operators (``--scale`` shortens every run).
+  same evaluations, population and operators (``--scale`` shortens every run); pymoo's
+  NSGA-II, NSGA-III and SMS-EMOA as published, keeping duplicate children
+  (``eliminate_duplicates=False``; ``--pymoo-duplicates``: pymoo's default). ``--wfg1-check``
+  instead re-evaluates WFG1's last populations in float64 (``fidelity_mo_wfg1``).
 - ``speed``: CMA-ES seconds per generation (ask and tell, each jitted, the state donated)
   against pycma's ``ask`` / ``tell`` on one core (``taskset -c 0``, one BLAS and XLA thread),
   on the sphere, in float32 and float64, d = 10 to 5000, in alternating rounds.
@@ -31,7 +34,8 @@ Usage::
     python benchmarks/fidelity.py bbob --dims 2 40 --instances 1 2 3 71 101
     python benchmarks/fidelity.py cma32 --dims 5 --seeds 3
     python benchmarks/fidelity.py restarts --functions 15 17 --dims 5 --seeds 5
-    python benchmarks/fidelity.py mo --seeds 3 --scale 0.5
+    python benchmarks/fidelity.py mo --seeds 3 --scale 0.5 --jobs 2
+    python benchmarks/fidelity.py mo --wfg1-check --algorithms nsga2 --seeds 3 --scale 0.5
 """
 
 from __future__ import annotations
