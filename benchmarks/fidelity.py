@@ -21,8 +21,8 @@ sizes. Every ratio is measured side by side in one run, on this machine.
   and WFG1-9, evolax in float32 and float64: median IGD+ and hypervolume over seeds after the
   same evaluations, population and operators (``--scale`` shortens every run); pymoo's
   NSGA-II, NSGA-III and SMS-EMOA as published, keeping duplicate children
-  (``eliminate_duplicates=False``; ``--pymoo-duplicates``: pymoo's default). ``--wfg1-check``
-  instead re-evaluates WFG1's last populations in float64 (``fidelity_mo_wfg1``).
+  (``eliminate_duplicates=False``; ``--pymoo-duplicates``: pymoo's default). ``--recheck``
+  instead re-evaluates the last populations in float64 (``fidelity_mo_recheck``).
 - ``speed``: CMA-ES seconds per generation (ask and tell, each jitted, the state donated)
   against pycma's ``ask`` / ``tell`` on one core (``taskset -c 0``, one BLAS and XLA thread),
   on the sphere, in float32 and float64, d = 10 to 5000, in alternating rounds.
@@ -35,7 +35,7 @@ Usage::
     python benchmarks/fidelity.py cma32 --dims 5 --seeds 3
     python benchmarks/fidelity.py restarts --functions 15 17 --dims 5 --seeds 5
     python benchmarks/fidelity.py mo --seeds 3 --scale 0.5 --jobs 2
-    python benchmarks/fidelity.py mo --wfg1-check --algorithms nsga2 --seeds 3 --scale 0.5
+    python benchmarks/fidelity.py mo --recheck --cases wfg1/nsga2 dtlz1/nsga2 --seeds 3 --scale 0.5
 """
 
 from __future__ import annotations
@@ -581,41 +581,52 @@ def _load_note(rows: list[dict]) -> str:
     )
 
 
-def wfg1_check(args) -> None:
-    """Why evolax looks ahead of pymoo on WFG1: per run (each algorithm of ``--algorithms`` on
-    WFG1, ``--seeds`` seeds), the share of distance variables ``z_i / 2i`` at exactly 0.35 in
-    the run's precision (where WFG1's distance is 0), and IGD+ and hypervolume of the last
-    population as the run computed its objectives and re-evaluated by pymoo's WFG1 in
-    float64."""
+def _at_optimum(name: str, x: np.ndarray, dtype: np.dtype) -> float:
+    """The share of ``x``'s distance variables (``[pop, n]``) exactly at their value on the
+    front in ``dtype`` (ZDT: 0; DTLZ1-6: 1/2; DTLZ7: 0; WFG: ``z_i / 2i = 0.35``)."""
+    n, m, _ = MO_CASES[name]
+    if name.startswith("wfg"):
+        y, at = x[:, MO_K:] / (2.0 * np.arange(MO_K + 1, n + 1)), 0.35
+    else:
+        y = x[:, 1:] if name.startswith("zdt") else x[:, m - 1 :]
+        at = 0.5 if name.startswith("dtlz") and name != "dtlz7" else 0.0
+    return float(np.mean(y.astype(dtype) == dtype.type(at)))
+
+
+def recheck(args, cases: list) -> None:
+    """Whether a lead over pymoo is the run's or its precision's: per case and run
+    (``--seeds`` seeds), the share of distance variables exactly at their value on the front in
+    the run's precision (WFG1's distance, for one, is 0 only there: a residual ``e`` becomes
+    ``e^0.02``), and IGD+ and hypervolume of the last population as the run computed its
+    objectives and re-evaluated by pymoo's problem in float64."""
     from pymoo.indicators.hv import HV
     from pymoo.indicators.igd_plus import IGDPlus
     from pymoo.problems import get_problem
 
     from evolax.problems.multiobjective import pareto_front
 
-    n, m, _ = MO_CASES["wfg1"]
-    front = pareto_front("wfg1", 1000, n_objectives=m)
-    igd, hv = IGDPlus(front), HV(ref_point=1.1 * front.max(axis=0))
-    problem = get_problem("wfg1", n_var=n, n_obj=m)
-    scale = 2.0 * np.arange(MO_K + 1, n + 1)
     rows = []
-    for algorithm in args.algorithms:
-        algo, make, generations = _mo_setup(algorithm, "wfg1", args.scale, args.pymoo_duplicates)
+    for name, algorithm in cases:
+        n, m, _ = MO_CASES[name]
+        front = pareto_front(name, 1000, n_objectives=m)
+        igd, hv = IGDPlus(front), HV(ref_point=1.1 * front.max(axis=0))
+        problem = get_problem(name, n_var=n, **({} if name.startswith("zdt") else {"n_obj": m}))
+        algo, make, generations = _mo_setup(algorithm, name, args.scale, args.pymoo_duplicates)
         runs = {}
         for dtype in ("float32", "float64"):
             with jax.enable_x64(dtype == "float64"):
-                x, f = _evolax_last(algo, "wfg1", generations, args.seeds)
+                x, f = _evolax_last(algo, name, generations, args.seeds)
             runs[f"evolax {dtype}"] = (x, f, np.dtype(dtype))
-        x = _pymoo_fronts(make, "wfg1", generations, args.seeds, "X")
+        x = _pymoo_fronts(make, name, generations, args.seeds, "X")
         runs["pymoo"] = (x, [problem.evaluate(xi) for xi in x], np.dtype("float64"))
         for label, (xs, fs, dtype) in runs.items():
-            row = {"algorithm": algorithm, "run": label, "generations": generations}
+            row = {"problem": name, "algorithm": algorithm, "run": label}
+            row["generations"] = generations
             for key in ("exact", "igd+ own", "igd+ float64", "hv own", "hv float64"):
                 row[key] = []
             for xi, fi in zip(xs, fs, strict=True):
-                y = (xi[:, MO_K:] / scale).astype(dtype)
                 again = problem.evaluate(np.asarray(xi, np.float64))
-                row["exact"].append(float(np.mean(y == dtype.type(0.35))))
+                row["exact"].append(_at_optimum(name, xi, dtype))
                 row["igd+ own"].append(float(igd(fi)))
                 row["igd+ float64"].append(float(igd(again)))
                 row["hv own"].append(float(hv(fi)))
@@ -623,47 +634,46 @@ def wfg1_check(args) -> None:
             row["load"] = os.getloadavg()[0]
             rows.append(row)
             print(json.dumps(row), flush=True)
-    write_results(
-        RESULTS / f"{args.table}_wfg1.json", "fidelity mo", rows, _wfg1_table, args=vars(args)
-    )
-    print(_wfg1_table(rows))
+            out = RESULTS / f"{args.table}_recheck.json"
+            write_results(out, "fidelity mo", rows, _recheck_table, args=vars(args))
+    print(_recheck_table(rows))
 
 
-def _wfg1_table(rows: list[dict]) -> str:
+def _recheck_table(rows: list[dict]) -> str:
     names = {"nsga2": "NSGA-II", "nsga3": "NSGA-III", "moead": "MOEA/D", "smsemoa": "SMS-EMOA"}
     lines = [
-        "| algorithm | run | generations | at 0.35 exactly | IGD+ as run | IGD+ float64 | "
-        "HV as run | HV float64 | HV per seed, float64 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| problem | algorithm | run | generations | at the front exactly | IGD+ as run | "
+        "IGD+ float64 | HV as run | HV float64 | HV per seed, float64 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         med = {k: float(np.median(r[k])) for k in r if isinstance(r[k], list)}
         lines.append(
-            f"| {names[r['algorithm']]} | {r['run']} | {r['generations']} | {med['exact']:.1%} | "
+            f"| {r['problem'].upper()} | {names[r['algorithm']]} | {r['run']} | "
+            f"{r['generations']} | {med['exact']:.1%} | "
             f"{med['igd+ own']:.4g} | {med['igd+ float64']:.4g} | {med['hv own']:.4g} | "
             f"{med['hv float64']:.4g} | {', '.join(f'{v:.3g}' for v in r['hv float64'])} |"
         )
     lines.append(
-        "\nWFG1 (24 variables, 2 objectives): medians over seeds. At 0.35 exactly: the share "
-        "of the last population's distance variables `z_i / 2i` equal to 0.35 in the run's "
-        "precision (WFG1's distance is 0 only there; any residual `e` becomes `e^0.02`). "
-        "As run: the objectives the run computed (evolax float32: in float32); float64: the "
-        "same populations re-evaluated by pymoo's WFG1 in float64. Scored as the `mo` table "
-        "(hypervolume above 1.1 times the front's nadir: the front's own is 6.78)."
+        "\nMedians over seeds. At the front exactly: the share of the last population's "
+        "distance variables equal, in the run's precision, to their value on the front (ZDT: "
+        "0; DTLZ1-6: 1/2; DTLZ7: 0; WFG: `z_i / 2i` = 0.35). As run: the objectives the run "
+        "computed (evolax float32: in float32); float64: the same populations re-evaluated by "
+        "pymoo's problem in float64. Scored as the `mo` table."
     )
     return "\n".join(lines) + _load_note(rows)
 
 
 def mo(args) -> None:
-    if args.wfg1_check:
-        wfg1_check(args)
-        return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     cases = [(n, a) for n in args.problems for a in args.algorithms]
     if args.cases:
         cases = [tuple(case.split("/")) for case in args.cases]
+    if args.recheck:
+        recheck(args, cases)
+        return
     # run the first two algorithms on every problem first (a run cut short has them all)
     first = {
         c: (args.algorithms.index(c[1]) // 2 if c[1] in args.algorithms else 0, i)
@@ -817,9 +827,9 @@ def main(argv: list[str] | None = None) -> None:
         help="pymoo's default eliminate_duplicates=True (breeding again), not the published one",
     )
     p.add_argument(
-        "--wfg1-check",
+        "--recheck",
         action="store_true",
-        help="instead: why evolax is ahead on WFG1 (--algorithms on WFG1; table TABLE_wfg1)",
+        help="instead: the runs' last populations re-evaluated in float64 (table TABLE_recheck)",
     )
     p = sub.add_parser("speed")
     p.add_argument("--dims", type=int, nargs="+", default=[10, 100, 1000, 5000])
