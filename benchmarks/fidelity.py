@@ -482,14 +482,18 @@ def _evolax_last(algo, name: str, generations: int, seeds: int) -> tuple[np.ndar
 
 
 def _pymoo_fronts(make, name: str, generations: int, seeds: int, what: str = "F") -> list:
+    """pymoo's last population per seed: its objectives (``F``) or genomes (``X``). The whole
+    population, as evolax's, not the result's ``F``: NSGA-III's result keeps only the
+    first-front members closest to each reference direction, which scores worse (the other
+    algorithms' results are the non-dominated members, which score as the population)."""
     from pymoo.optimize import minimize
     from pymoo.problems import get_problem
 
     n_var, m, _ = MO_CASES[name]
     kwargs = {"n_var": n_var, **({} if name.startswith("zdt") else {"n_obj": m})}
     return [
-        getattr(
-            minimize(get_problem(name, **kwargs), make(), ("n_gen", generations), seed=seed), what
+        minimize(get_problem(name, **kwargs), make(), ("n_gen", generations), seed=seed).pop.get(
+            what
         )
         for seed in range(seeds)
     ]
@@ -525,6 +529,7 @@ def _mo_row(name: str, algorithm: str, seeds: int, scale: float, duplicates: boo
     row["pymoo"] = scores(_pymoo_fronts(make, name, generations, seeds))
     row["pymoo_s"] = time.perf_counter() - start
     row["load"] = os.getloadavg()[0]  # the 1-minute load average as the row ends
+    row["pymoo_front"] = "population"  # pymoo scored by its last population (not its result)
     return row
 
 
@@ -664,6 +669,30 @@ def _recheck_table(rows: list[dict]) -> str:
     return "\n".join(lines) + _load_note(rows)
 
 
+def _resumed(args, cases: list) -> dict:
+    """The rows of the table's earlier run worth keeping: the same seeds, scale and pymoo
+    duplicate setting (an earlier run without that option ran pymoo's default), and pymoo
+    scored by its whole population, which rows before ``pymoo_front`` were only where it made
+    no difference (all algorithms but NSGA-III)."""
+    try:
+        earlier = json.loads((RESULTS / f"{args.table}.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    then = earlier.get("args", {})
+    same = (then.get("seeds"), then.get("scale"), then.get("pymoo_duplicates", True)) == (
+        args.seeds,
+        args.scale,
+        args.pymoo_duplicates,
+    )
+    rows = earlier.get("rows", []) if same else []
+    return {
+        (r["problem"], r["algorithm"]): r
+        for r in rows
+        if (r["problem"], r["algorithm"]) in cases
+        and (r["algorithm"] != "nsga3" or r.get("pymoo_front") == "population")
+    }
+
+
 def mo(args) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -680,11 +709,16 @@ def mo(args) -> None:
         for i, c in enumerate(cases)
     }
     done: dict = {}
+    if args.resume:
+        done = _resumed(args, cases)
+        cases_left = [c for c in cases if c not in done]
+    else:
+        cases_left = cases
     context = multiprocessing.get_context("spawn")  # JAX is not fork-safe
     with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
         futures = {
             pool.submit(_mo_row, n, a, args.seeds, args.scale, args.pymoo_duplicates): (n, a)
-            for n, a in sorted(cases, key=first.get)
+            for n, a in sorted(cases_left, key=first.get)
         }
         table = partial(_mo_table, cases=len(cases), duplicates=args.pymoo_duplicates)
         for future in as_completed(futures):
@@ -825,6 +859,11 @@ def main(argv: list[str] | None = None) -> None:
         "--pymoo-duplicates",
         action="store_true",
         help="pymoo's default eliminate_duplicates=True (breeding again), not the published one",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the rows of the table's earlier run with the same settings",
     )
     p.add_argument(
         "--recheck",
