@@ -25,7 +25,10 @@ sizes. Every ratio is measured side by side in one run, on this machine.
   bootstrap interval over seeds.
 - ``mo``: NSGA-II, NSGA-III, MOEA/D and SMS-EMOA against pymoo 0.6.2's on ZDT1-4,6, DTLZ1-7
   and WFG1-9, evolax in float32 and float64: median IGD+ and hypervolume over seeds after the
-  same evaluations, population and operators (``--scale`` shortens every run).
+  same evaluations, population and operators (``--scale`` shortens every run); pymoo's
+  NSGA-II, NSGA-III and SMS-EMOA as published, keeping duplicate children
+  (``eliminate_duplicates=False``; ``--pymoo-duplicates``: pymoo's default). ``--recheck``
+  instead re-evaluates the last populations in float64 (``fidelity_mo_recheck``).
 - ``speed``: CMA-ES seconds per generation (ask and tell, each jitted, the state donated)
   against pycma's ``ask`` / ``tell`` on one core (``taskset -c 0``, one BLAS and XLA thread),
   on the sphere, in float32 and float64, d = 10 to 5000, in alternating rounds.
@@ -38,7 +41,8 @@ Usage::
     python benchmarks/fidelity.py cma32 --dims 5 10 20 --seeds 5
     python benchmarks/fidelity.py evosax32
     python benchmarks/fidelity.py restarts --functions 3 15 16 17 18 19 20 21 22 23 --jobs 3
-    python benchmarks/fidelity.py mo --seeds 3 --scale 0.5
+    python benchmarks/fidelity.py mo --seeds 3 --scale 0.5 --jobs 2
+    python benchmarks/fidelity.py mo --recheck --cases wfg1/nsga2 dtlz1/nsga2 --seeds 3 --scale 0.5
 """
 
 from __future__ import annotations
@@ -901,14 +905,17 @@ MO_CASES = {  # name: (variables, objectives, generations)
     **{f"wfg{i}": (24, 2, 250) for i in range(1, 10)},  # k = 4, l = 20
 }
 MO_ALGORITHMS = ("nsga2", "nsga3", "moead", "smsemoa")
+MO_K = 4  # WFG's position-related variables for 2 objectives (pymoo's default)
 
 
-def _mo_setup(algorithm: str, name: str, scale: float):
+def _mo_setup(algorithm: str, name: str, scale: float, duplicates: bool = False):
     """evolax's algorithm (float bounds from the problem), a maker of pymoo's, and the
     generations, with pymoo's defaults on both sides: pop 100 (NSGA-III 92 and MOEA/D 91 for 3
     objectives, on 12-division directions; 99 divisions for 2), each variable mutated at 0.9/n
     (pymoo: a child at 0.9, then each variable at 1/n); SMS-EMOA runs half the
-    generations."""
+    generations. pymoo's NSGA-II, NSGA-III and SMS-EMOA run as published (Deb's code, and
+    evolax): without pymoo's default ``eliminate_duplicates=True``, which breeds again where a
+    child duplicates another, unless ``duplicates``."""
     from pymoo.algorithms.moo.moead import MOEAD as PymooMOEAD
     from pymoo.algorithms.moo.nsga2 import NSGA2 as PymooNSGA2
     from pymoo.algorithms.moo.nsga3 import NSGA3 as PymooNSGA3
@@ -925,14 +932,17 @@ def _mo_setup(algorithm: str, name: str, scale: float):
     divisions = 99 if m == 2 else 12
     directions = get_reference_directions("das-dennis", m, n_partitions=divisions)
     common = dict(n_objectives=m, lower=lower, upper=upper, mutation_rate=0.9 / n_var)
+    theirs = dict(eliminate_duplicates=duplicates)
     if algorithm == "nsga2":
-        return NSGA2(pop_size=100, **common), partial(PymooNSGA2, pop_size=100), generations
+        return NSGA2(pop_size=100, **common), partial(PymooNSGA2, 100, **theirs), generations
     if algorithm == "smsemoa":
-        return SMSEMOA(pop_size=100, **common), partial(PymooSMSEMOA, pop_size=100), generations
+        ours = SMSEMOA(pop_size=100, **common)
+        return ours, partial(PymooSMSEMOA, 100, **theirs), generations
     pop = len(directions) + (1 if algorithm == "nsga3" and m == 3 else 0)
     if algorithm == "nsga3":
         ours = NSGA3(pop_size=pop, divisions=divisions, **common)
-        return ours, partial(PymooNSGA3, ref_dirs=directions, pop_size=pop), generations
+        theirs = partial(PymooNSGA3, directions, pop_size=pop, **theirs)
+        return ours, theirs, generations
     ours = MOEAD(pop_size=pop, divisions=divisions, **common)
     theirs = partial(PymooMOEAD, directions, decomposition=Tchebicheff())
     return ours, theirs, generations
@@ -941,6 +951,11 @@ def _mo_setup(algorithm: str, name: str, scale: float):
 def _evolax_fronts(algo, name: str, generations: int, seeds: int) -> np.ndarray:
     """The minimised objectives of ``algo``'s last population per seed, ``[seeds, pop, m]``:
     one jitted program vmapped over seeds, ``pop * generations`` evaluations each."""
+    return _evolax_last(algo, name, generations, seeds)[1]
+
+
+def _evolax_last(algo, name: str, generations: int, seeds: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_evolax_fronts`'s last populations ``[seeds, pop, n]`` and their objectives."""
     from evolax.problems.multiobjective import MULTIOBJECTIVE_PROBLEMS
 
     n_var, m, _ = MO_CASES[name]
@@ -957,25 +972,32 @@ def _evolax_fronts(algo, name: str, generations: int, seeds: int) -> np.ndarray:
         init_key, key = jax.random.split(key)
         state = algo.init(init_key, jnp.zeros(n_var))
         state, _ = jax.lax.scan(one, state, jax.random.split(key, generations))
-        return -state.fitness
+        return state.population, -state.fitness
 
     keys = jax.random.split(jax.random.key(0), seeds)
-    return np.asarray(jax.jit(jax.vmap(run))(keys), np.float64)
+    x, f = jax.jit(jax.vmap(run))(keys)
+    return np.asarray(x, np.float64), np.asarray(f, np.float64)
 
 
-def _pymoo_fronts(make, name: str, generations: int, seeds: int) -> list[np.ndarray]:
+def _pymoo_fronts(make, name: str, generations: int, seeds: int, what: str = "F") -> list:
+    """pymoo's last population per seed: its objectives (``F``) or genomes (``X``). The whole
+    population, as evolax's, not the result's ``F``: NSGA-III's result keeps only the
+    first-front members closest to each reference direction, which scores worse (the other
+    algorithms' results are the non-dominated members, which score as the population)."""
     from pymoo.optimize import minimize
     from pymoo.problems import get_problem
 
     n_var, m, _ = MO_CASES[name]
     kwargs = {"n_var": n_var, **({} if name.startswith("zdt") else {"n_obj": m})}
     return [
-        minimize(get_problem(name, **kwargs), make(), ("n_gen", generations), seed=seed).F
+        minimize(get_problem(name, **kwargs), make(), ("n_gen", generations), seed=seed).pop.get(
+            what
+        )
         for seed in range(seeds)
     ]
 
 
-def _mo_row(name: str, algorithm: str, seeds: int, scale: float) -> dict:
+def _mo_row(name: str, algorithm: str, seeds: int, scale: float, duplicates: bool) -> dict:
     """One row of the ``mo`` table: IGD+ and hypervolume per seed for evolax in float32 and
     float64 and for pymoo, scored alike by pymoo's indicators against the problem's front
     (:func:`~evolax.problems.multiobjective.pareto_front`, its nadir times 1.1 the
@@ -994,7 +1016,7 @@ def _mo_row(name: str, algorithm: str, seeds: int, scale: float) -> dict:
         fronts = [f[np.all(np.isfinite(f), axis=1)] for f in fronts]
         return {"igd+": [float(igd(f)) for f in fronts], "hv": [float(hv(f)) for f in fronts]}
 
-    algo, make, generations = _mo_setup(algorithm, name, scale)
+    algo, make, generations = _mo_setup(algorithm, name, scale, duplicates)
     row: dict = {"problem": name, "algorithm": algorithm, "generations": generations}
     start = time.perf_counter()
     for dtype in ("float32", "float64"):
@@ -1004,10 +1026,13 @@ def _mo_row(name: str, algorithm: str, seeds: int, scale: float) -> dict:
     start = time.perf_counter()
     row["pymoo"] = scores(_pymoo_fronts(make, name, generations, seeds))
     row["pymoo_s"] = time.perf_counter() - start
+    row["load"] = os.getloadavg()[0]  # the 1-minute load average as the row ends
+    row["pymoo_front"] = "population"  # pymoo scored by its last population (not its result)
     return row
 
 
-def _mo_table(rows: list[dict]) -> str:
+def _mo_table(rows: list[dict], cases: int = 0, duplicates: bool = False) -> str:
+    """The ``mo`` table of ``rows``, ``cases`` of them asked for (a partial table says so)."""
     lines = [
         "| problem | algorithm | generations | IGD+ float32 | float64 | pymoo | ratio | "
         "HV float32 | float64 | pymoo | ratio |",
@@ -1034,9 +1059,136 @@ def _mo_table(rows: list[dict]) -> str:
     lines.append(
         "\nMedians over seeds of IGD+ (to the problem's sampled front, lower is better) and "
         "hypervolume (above 1.1 times the front's nadir point); ratio: evolax float32 over "
-        "pymoo 0.6.2, **!** outside 1.1x. Both scored by pymoo's indicators."
+        "pymoo 0.6.2, **!** outside 1.1x. Both scored by pymoo's indicators. pymoo's NSGA-II, "
+        "NSGA-III and SMS-EMOA "
+        + (
+            "with its default `eliminate_duplicates=True` (a child duplicating another is bred "
+            "again)."
+            if duplicates
+            else "as published: `eliminate_duplicates=False` (no child is bred again)."
+        )
     )
-    return "\n".join(lines)
+    if cases > len(rows):
+        lines.append(f"\nA partial run: {len(rows)} of the {cases} cases asked for.")
+    return "\n".join(lines) + _load_note(rows)
+
+
+def _load_note(rows: list[dict]) -> str:
+    """ "Shared, loaded" and the load averages the rows recorded, where above the core count."""
+    loads = [r["load"] for r in rows if "load" in r]
+    if not loads or max(loads) <= (os.cpu_count() or 1):
+        return ""
+    return (
+        f"\n\nShared, loaded machine: 1-minute load average {min(loads):.0f} to "
+        f"{max(loads):.0f} on {os.cpu_count()} cores as the rows finished."
+    )
+
+
+def _at_optimum(name: str, x: np.ndarray, dtype: np.dtype) -> float:
+    """The share of ``x``'s distance variables (``[pop, n]``) exactly at their value on the
+    front in ``dtype`` (ZDT: 0; DTLZ1-6: 1/2; DTLZ7: 0; WFG: ``z_i / 2i = 0.35``)."""
+    n, m, _ = MO_CASES[name]
+    if name.startswith("wfg"):
+        y, at = x[:, MO_K:] / (2.0 * np.arange(MO_K + 1, n + 1)), 0.35
+    else:
+        y = x[:, 1:] if name.startswith("zdt") else x[:, m - 1 :]
+        at = 0.5 if name.startswith("dtlz") and name != "dtlz7" else 0.0
+    return float(np.mean(y.astype(dtype) == dtype.type(at)))
+
+
+def recheck(args, cases: list) -> None:
+    """Whether a lead over pymoo is the run's or its precision's: per case and run
+    (``--seeds`` seeds), the share of distance variables exactly at their value on the front in
+    the run's precision (WFG1's distance, for one, is 0 only there: a residual ``e`` becomes
+    ``e^0.02``), and IGD+ and hypervolume of the last population as the run computed its
+    objectives and re-evaluated by pymoo's problem in float64."""
+    from pymoo.indicators.hv import HV
+    from pymoo.indicators.igd_plus import IGDPlus
+    from pymoo.problems import get_problem
+
+    from evolax.problems.multiobjective import pareto_front
+
+    rows = []
+    for name, algorithm in cases:
+        n, m, _ = MO_CASES[name]
+        front = pareto_front(name, 1000, n_objectives=m)
+        igd, hv = IGDPlus(front), HV(ref_point=1.1 * front.max(axis=0))
+        problem = get_problem(name, n_var=n, **({} if name.startswith("zdt") else {"n_obj": m}))
+        algo, make, generations = _mo_setup(algorithm, name, args.scale, args.pymoo_duplicates)
+        runs = {}
+        for dtype in ("float32", "float64"):
+            with jax.enable_x64(dtype == "float64"):
+                x, f = _evolax_last(algo, name, generations, args.seeds)
+            runs[f"evolax {dtype}"] = (x, f, np.dtype(dtype))
+        x = _pymoo_fronts(make, name, generations, args.seeds, "X")
+        runs["pymoo"] = (x, [problem.evaluate(xi) for xi in x], np.dtype("float64"))
+        for label, (xs, fs, dtype) in runs.items():
+            row = {"problem": name, "algorithm": algorithm, "run": label}
+            row["generations"] = generations
+            for key in ("exact", "igd+ own", "igd+ float64", "hv own", "hv float64"):
+                row[key] = []
+            for xi, fi in zip(xs, fs, strict=True):
+                again = problem.evaluate(np.asarray(xi, np.float64))
+                row["exact"].append(_at_optimum(name, xi, dtype))
+                row["igd+ own"].append(float(igd(fi)))
+                row["igd+ float64"].append(float(igd(again)))
+                row["hv own"].append(float(hv(fi)))
+                row["hv float64"].append(float(hv(again)))
+            row["load"] = os.getloadavg()[0]
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            out = RESULTS / f"{args.table}_recheck.json"
+            write_results(out, "fidelity mo", rows, _recheck_table, args=vars(args))
+    print(_recheck_table(rows))
+
+
+def _recheck_table(rows: list[dict]) -> str:
+    names = {"nsga2": "NSGA-II", "nsga3": "NSGA-III", "moead": "MOEA/D", "smsemoa": "SMS-EMOA"}
+    lines = [
+        "| problem | algorithm | run | generations | at the front exactly | IGD+ as run | "
+        "IGD+ float64 | HV as run | HV float64 | HV per seed, float64 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        med = {k: float(np.median(r[k])) for k in r if isinstance(r[k], list)}
+        lines.append(
+            f"| {r['problem'].upper()} | {names[r['algorithm']]} | {r['run']} | "
+            f"{r['generations']} | {med['exact']:.1%} | "
+            f"{med['igd+ own']:.4g} | {med['igd+ float64']:.4g} | {med['hv own']:.4g} | "
+            f"{med['hv float64']:.4g} | {', '.join(f'{v:.3g}' for v in r['hv float64'])} |"
+        )
+    lines.append(
+        "\nMedians over seeds. At the front exactly: the share of the last population's "
+        "distance variables equal, in the run's precision, to their value on the front (ZDT: "
+        "0; DTLZ1-6: 1/2; DTLZ7: 0; WFG: `z_i / 2i` = 0.35). As run: the objectives the run "
+        "computed (evolax float32: in float32); float64: the same populations re-evaluated by "
+        "pymoo's problem in float64. Scored as the `mo` table."
+    )
+    return "\n".join(lines) + _load_note(rows)
+
+
+def _resumed(args, cases: list) -> dict:
+    """The rows of the table's earlier run worth keeping: the same seeds, scale and pymoo
+    duplicate setting (an earlier run without that option ran pymoo's default), and pymoo
+    scored by its whole population, which rows before ``pymoo_front`` were only where it made
+    no difference (all algorithms but NSGA-III)."""
+    try:
+        earlier = json.loads((RESULTS / f"{args.table}.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    then = earlier.get("args", {})
+    same = (then.get("seeds"), then.get("scale"), then.get("pymoo_duplicates", True)) == (
+        args.seeds,
+        args.scale,
+        args.pymoo_duplicates,
+    )
+    rows = earlier.get("rows", []) if same else []
+    return {
+        (r["problem"], r["algorithm"]): r
+        for r in rows
+        if (r["problem"], r["algorithm"]) in cases
+        and (r["algorithm"] != "nsga3" or r.get("pymoo_front") == "population")
+    }
 
 
 def mo(args) -> None:
@@ -1046,18 +1198,35 @@ def mo(args) -> None:
     cases = [(n, a) for n in args.problems for a in args.algorithms]
     if args.cases:
         cases = [tuple(case.split("/")) for case in args.cases]
+    if args.recheck:
+        recheck(args, cases)
+        return
+    # run the first two algorithms on every problem first (a run cut short has them all)
+    first = {
+        c: (args.algorithms.index(c[1]) // 2 if c[1] in args.algorithms else 0, i)
+        for i, c in enumerate(cases)
+    }
     done: dict = {}
+    if args.resume:
+        done = _resumed(args, cases)
+        cases_left = [c for c in cases if c not in done]
+    else:
+        cases_left = cases
     context = multiprocessing.get_context("spawn")  # JAX is not fork-safe
     with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
-        futures = {pool.submit(_mo_row, n, a, args.seeds, args.scale): (n, a) for n, a in cases}
+        futures = {
+            pool.submit(_mo_row, n, a, args.seeds, args.scale, args.pymoo_duplicates): (n, a)
+            for n, a in sorted(cases_left, key=first.get)
+        }
+        table = partial(_mo_table, cases=len(cases), duplicates=args.pymoo_duplicates)
         for future in as_completed(futures):
             done[futures[future]] = row = future.result()
             print(json.dumps(row), flush=True)
             rows = [done[c] for c in cases if c in done]  # the table so far, in order
             out = RESULTS / f"{args.table}.json"
-            write_results(out, "fidelity mo", rows, _mo_table, args=vars(args))
+            write_results(out, "fidelity mo", rows, table, args=vars(args))
 
-    print(_mo_table(rows))
+    print(table(rows))
 
 
 # ---- speed: CMA-ES per generation against pycma ------------------------------------------
@@ -1215,6 +1384,21 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--jobs", type=int, default=1, help="rows computed at once, in processes")
     p.add_argument("--table", default="fidelity_mo", help="the results' name (docs/results)")
     p.add_argument("--cases", nargs="+", help="PROBLEM/ALGORITHM pairs, instead of all pairs")
+    p.add_argument(
+        "--pymoo-duplicates",
+        action="store_true",
+        help="pymoo's default eliminate_duplicates=True (breeding again), not the published one",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the rows of the table's earlier run with the same settings",
+    )
+    p.add_argument(
+        "--recheck",
+        action="store_true",
+        help="instead: the runs' last populations re-evaluated in float64 (table TABLE_recheck)",
+    )
     p = sub.add_parser("speed")
     p.add_argument("--dims", type=int, nargs="+", default=[10, 100, 1000, 5000])
     p.add_argument("--seconds-each", type=float, default=30.0, help="pycma's time per dim")
