@@ -29,6 +29,9 @@ sizes. Every ratio is measured side by side in one run, on this machine.
   NSGA-II, NSGA-III and SMS-EMOA as published, keeping duplicate children
   (``eliminate_duplicates=False``; ``--pymoo-duplicates``: pymoo's default). ``--recheck``
   instead re-evaluates the last populations in float64 (``fidelity_mo_recheck``).
+- ``qd``: MAP-Elites, CVT-MAP-Elites, CMA-ME (three rankings) and CMA-MAE against pyribs 0.12
+  on the linear-projection sphere and Rastrigin (d = 20), evolax in float32 and float64: median
+  QD score and coverage over seeds after the same evaluations (``benchmarks/fidelity_qd.py``).
 - ``speed``: CMA-ES seconds per generation (ask and tell, each jitted, the state donated)
   against pycma's ``ask`` / ``tell`` on one core (``taskset -c 0``, one BLAS and XLA thread),
   on the sphere, in float32 and float64, d = 10 to 5000, in alternating rounds.
@@ -42,6 +45,7 @@ Usage::
     python benchmarks/fidelity.py evosax32
     python benchmarks/fidelity.py restarts --functions 3 15 16 17 18 19 20 21 22 23 --jobs 3
     python benchmarks/fidelity.py mo --seeds 3 --scale 0.5 --jobs 2
+    python benchmarks/fidelity.py qd --seeds 5 --jobs 2
     python benchmarks/fidelity.py mo --recheck --cases wfg1/nsga2 dtlz1/nsga2 --seeds 3 --scale 0.5
 """
 
@@ -77,6 +81,8 @@ from evolax.algorithms import CMAES, LMMAES, MAES, SepCMAES  # noqa: E402
 from evolax.algorithms.cma.cma_family import default_pop_size  # noqa: E402
 from evolax.algorithms.cma.restarts import bipop, ipop  # noqa: E402
 from evolax.problems.bbob import bbob_problem  # noqa: E402
+from fidelity_qd import add_parser as add_qd_parser  # noqa: E402
+from fidelity_qd import qd  # noqa: E402
 from results_table import RESULTS, write_results  # noqa: E402
 
 TARGET = 1e-8
@@ -956,6 +962,7 @@ def _evolax_fronts(algo, name: str, generations: int, seeds: int) -> np.ndarray:
 
 def _evolax_last(algo, name: str, generations: int, seeds: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_evolax_fronts`'s last populations ``[seeds, pop, n]`` and their objectives."""
+    from evolax import evolve
     from evolax.problems.multiobjective import MULTIOBJECTIVE_PROBLEMS
 
     n_var, m, _ = MO_CASES[name]
@@ -963,15 +970,8 @@ def _evolax_last(algo, name: str, generations: int, seeds: int) -> tuple[np.ndar
     extra = {} if name.startswith("zdt") else {"n_objectives": m}
 
     def run(key):
-        def one(state, key):
-            ask_key, tell_key = jax.random.split(key)
-            x, state = algo.ask(ask_key, state)
-            state, _ = algo.tell(tell_key, state, x, -problem(x, **extra))
-            return state, None
-
-        init_key, key = jax.random.split(key)
-        state = algo.init(init_key, jnp.zeros(n_var))
-        state, _ = jax.lax.scan(one, state, jax.random.split(key, generations))
+        objective = lambda x: -problem(x, **extra)  # noqa: E731
+        state, _ = evolve(algo, objective, jnp.zeros(n_var), key, generations)
         return state.population, -state.fitness
 
     keys = jax.random.split(jax.random.key(0), seeds)
@@ -1330,6 +1330,7 @@ PARTS = {
     "evosax32": evosax32,
     "restarts": restarts,
     "mo": mo,
+    "qd": qd,
     "speed": speed,
 }
 
@@ -1399,6 +1400,7 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="instead: the runs' last populations re-evaluated in float64 (table TABLE_recheck)",
     )
+    add_qd_parser(sub)
     p = sub.add_parser("speed")
     p.add_argument("--dims", type=int, nargs="+", default=[10, 100, 1000, 5000])
     p.add_argument("--seconds-each", type=float, default=30.0, help="pycma's time per dim")

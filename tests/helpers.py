@@ -15,6 +15,7 @@ import numpy as np
 import optax
 import pytest
 
+from evolax import evolve
 from evolax.algorithms import SNES, OpenES
 from evolax.coco import bbob_runs
 from evolax.coco.report import report_tables
@@ -304,14 +305,8 @@ def qd_run(algo, problem, x0, generations: int):
     ``problem(x) -> (fitness, descriptors)`` from ``x0``, as one ``lax.scan`` (jit or vmap
     it over keys); ``metrics`` has a leading generation axis."""
 
-    def run(key):
-        def generation(state, key):
-            ask_key, tell_key = jax.random.split(key)
-            x, state = algo.ask(ask_key, state)
-            fitness, descriptors = problem(x)
-            return algo.tell(tell_key, state, x, fitness, descriptors=descriptors)
+    def objective(x):
+        fitness, descriptors = problem(x)
+        return fitness, {"descriptors": descriptors}
 
-        state = algo.init(key, x0)
-        return jax.lax.scan(generation, state, jax.random.split(key, generations))
-
-    return run
+    return lambda key: evolve(algo, objective, x0, key, generations)

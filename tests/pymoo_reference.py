@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from evolax.algorithms import Algorithm
+from evolax.algorithms import Algorithm, evolve
 from evolax.pareto import hypervolume
 from evolax.problems.multiobjective import MULTIOBJECTIVE_PROBLEMS
 
@@ -30,15 +30,8 @@ def evolax_hypervolumes(
     problem = MULTIOBJECTIVE_PROBLEMS[name]
 
     def run(key):
-        def one(state, key):
-            ask_key, tell_key = jax.random.split(key)
-            x, state = algo.ask(ask_key, state)
-            state, _ = algo.tell(tell_key, state, x, -problem(x, **extra))
-            return state, None
-
-        init_key, key = jax.random.split(key)
-        state = algo.init(init_key, jnp.zeros(n_var))
-        state, _ = jax.lax.scan(one, state, jax.random.split(key, generations))
+        objective = lambda x: -problem(x, **extra)  # noqa: E731
+        state, _ = evolve(algo, objective, jnp.zeros(n_var), key, generations)
         return hypervolume(state.fitness, jnp.full(m, -reference))
 
     keys = jax.random.split(jax.random.key(0), seeds)

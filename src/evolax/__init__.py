@@ -68,6 +68,7 @@ from evolax.algorithms import (
     SimulatedAnnealing,
     SVOpenES,
     bipop,
+    evolve,
     ipop,
 )
 from evolax.layout import EpisodeLoop
@@ -266,6 +267,7 @@ __all__ = [
     "clipup",
     "data",
     "evaluate",
+    "evolve",
     "ipop",
     "layout",
     "place",

@@ -114,6 +114,7 @@ from evolax.algorithms.es import (
     SVOpenESState,
     XNESState,
 )
+from evolax.algorithms.evolve import evolve
 from evolax.algorithms.ga import (
     GESMRGA,
     MR15GA,
@@ -299,6 +300,7 @@ __all__ = [
     "centered_rank",
     "chain",
     "cma_weights",
+    "evolve",
     "finite_fitness",
     "flatten_population",
     "gaussian",
