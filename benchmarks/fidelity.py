@@ -28,7 +28,9 @@ sizes. Every ratio is measured side by side in one run, on this machine.
   same evaluations, population and operators (``--scale`` shortens every run); pymoo's
   NSGA-II, NSGA-III and SMS-EMOA as published, keeping duplicate children
   (``eliminate_duplicates=False``; ``--pymoo-duplicates``: pymoo's default). ``--recheck``
-  instead re-evaluates the last populations in float64 (``fidelity_mo_recheck``).
+  instead re-evaluates the last populations in float64 (``fidelity_mo_recheck``);
+  ``--precision`` runs the search and the objective each in float32 or float64
+  (``benchmarks/fidelity_mo_precision.py``).
 - ``qd``: MAP-Elites, CVT-MAP-Elites, CMA-ME (three rankings) and CMA-MAE against pyribs 0.12
   on the linear-projection sphere and Rastrigin (d = 20), evolax in float32 and float64: median
   QD score and coverage over seeds after the same evaluations (``benchmarks/fidelity_qd.py``).
@@ -81,6 +83,7 @@ from evolax.algorithms import CMAES, LMMAES, MAES, SepCMAES  # noqa: E402
 from evolax.algorithms.cma.cma_family import default_pop_size  # noqa: E402
 from evolax.algorithms.cma.restarts import bipop, ipop  # noqa: E402
 from evolax.problems.bbob import bbob_problem  # noqa: E402
+from fidelity_mo_precision import precision_row, precision_table  # noqa: E402
 from fidelity_qd import add_parser as add_qd_parser  # noqa: E402
 from fidelity_qd import qd  # noqa: E402
 from results_table import RESULTS, write_results  # noqa: E402
@@ -1142,6 +1145,20 @@ def recheck(args, cases: list) -> None:
     print(_recheck_table(rows))
 
 
+def precision(args, cases: list) -> None:
+    """Whether float32's difference is its search's or its objective's
+    (:mod:`fidelity_mo_precision`), per case over ``--seeds`` seeds."""
+    rows = []
+    for name, algorithm in cases:
+        n, m, _ = MO_CASES[name]
+        setup = _mo_setup(algorithm, name, args.scale, args.pymoo_duplicates)
+        rows.append(precision_row(name, algorithm, setup, n, m, args.seeds))
+        print(json.dumps(rows[-1]), flush=True)
+        out = RESULTS / f"{args.table}_precision.json"
+        write_results(out, "fidelity mo", rows, precision_table, args=vars(args))
+    print(precision_table(rows))
+
+
 def _recheck_table(rows: list[dict]) -> str:
     names = {"nsga2": "NSGA-II", "nsga3": "NSGA-III", "moead": "MOEA/D", "smsemoa": "SMS-EMOA"}
     lines = [
@@ -1200,6 +1217,9 @@ def mo(args) -> None:
         cases = [tuple(case.split("/")) for case in args.cases]
     if args.recheck:
         recheck(args, cases)
+        return
+    if args.precision:
+        precision(args, cases)
         return
     # run the first two algorithms on every problem first (a run cut short has them all)
     first = {
@@ -1401,6 +1421,11 @@ def main(argv: list[str] | None = None) -> None:
         help="instead: the runs' last populations re-evaluated in float64 (table TABLE_recheck)",
     )
     add_qd_parser(sub)
+    p.add_argument(
+        "--precision",
+        action="store_true",
+        help="instead: each run with its search and its objective in float32 or float64",
+    )
     p = sub.add_parser("speed")
     p.add_argument("--dims", type=int, nargs="+", default=[10, 100, 1000, 5000])
     p.add_argument("--seconds-each", type=float, default=30.0, help="pycma's time per dim")

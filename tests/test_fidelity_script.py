@@ -15,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+MODULE = {"bbob": "cocoex", "mo": "pymoo", "evosax32": "evosax", "qd": "ribs"}
 TINY = {  # part: (arguments, a column header its table must have)
     "bbob": (
         ["--dims", "2", "--instances", "1", "--points", "3", "--exact-points", "1"],
@@ -31,13 +32,17 @@ TINY = {  # part: (arguments, a column header its table must have)
         "evosax float32",
     ),
     "mo": (["--problems", "zdt1", "--seeds", "1"], "pymoo"),
+    "qd": (
+        "--domains rastrigin --algorithms map_elites cma_mae --dim 4 --generations 3 --seeds 1".split(),
+        "pyribs",
+    ),
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("part", sorted(TINY))
 def test_fidelity_part_writes_its_table(part, tmp_path):
-    pytest.importorskip({"bbob": "cocoex", "mo": "pymoo", "evosax32": "evosax"}.get(part, "cma"))
+    pytest.importorskip(MODULE.get(part, "cma"))
     arguments, header = TINY[part]
     env = {**os.environ, "EVOLAX_BENCHMARK_RESULTS": str(tmp_path)}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
@@ -53,3 +58,14 @@ def test_fidelity_part_writes_its_table(part, tmp_path):
     table = (tmp_path / f"fidelity_{part}.md").read_text()
     assert header in table, table
     assert (tmp_path / f"fidelity_{part}.json").exists()
+
+
+def test_the_qd_parts_rastrigin_spans_0_to_100():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import jax.numpy as jnp
+
+    from fidelity_qd import rastrigin_linear_projection
+
+    fitness, descriptors = rastrigin_linear_projection(jnp.array([[2.048] * 4, [-5.12] * 4]))
+    assert abs(float(fitness[0]) - 100.0) < 1e-4 and abs(float(fitness[1])) < 1e-4
+    assert descriptors.shape == (2, 2)
