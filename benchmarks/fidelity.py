@@ -297,11 +297,13 @@ def stall_generations(dim: int, pop_size: int) -> int:
 
 
 @eqx.filter_jit
-def _cma32_batch(algorithm, x0, keys, budget):
+def _cma32_batch(algorithm, x0, keys, budget, rounded: bool = False):
     """One run per row of ``x0`` (vmapped): evaluations to the target, ``inf`` if not reached.
     ``f`` comes from a host callback, so that one compilation serves every function. A run
     ends at the target, the budget, ``should_stop`` or, for an algorithm without one (MA-ES,
-    LM-MA-ES), when its best ``f`` has not improved for :func:`stall_generations`."""
+    LM-MA-ES), when its best ``f`` has not improved for :func:`stall_generations`. ``rounded``:
+    the samples are rounded to float32 before they are evaluated and told (float32 genomes
+    with the algorithm's own arithmetic)."""
     pop_size = algorithm.pop_size
     dim = x0.shape[-1]
     stop = getattr(algorithm, "should_stop", None)
@@ -320,6 +322,8 @@ def _cma32_batch(algorithm, x0, keys, budget):
             state, key, evals, best, since = carry
             key, ask_key, tell_key = jax.random.split(key, 3)
             x, state = algorithm.ask(ask_key, state)
+            if rounded:
+                x = x.astype(jnp.float32).astype(x.dtype)
             delta = jax.pure_callback(
                 _cma32_host_delta_f,
                 jax.ShapeDtypeStruct(x.shape[:1], jnp.float64),
@@ -349,7 +353,9 @@ def _cma32_batch(algorithm, x0, keys, budget):
     return jax.vmap(run)(x0, keys)
 
 
-def _evolax_runs(algorithm, problem, seeds: int, dtype, budget: int) -> list[float]:
+def _evolax_runs(
+    algorithm, problem, seeds: int, dtype, budget: int, rounded: bool = False
+) -> list[float]:
     """Evaluations to ``f - f_opt < 1e-8`` of one run per seed (``inf``: not reached), the
     seeds vmapped. The algorithm runs in ``dtype``; ``f`` is evaluated in float64 at its
     (``dtype``) samples, as pycma's black box, and told to it as ``dtype``: the target is
@@ -358,7 +364,7 @@ def _evolax_runs(algorithm, problem, seeds: int, dtype, budget: int) -> list[flo
     _CMA32_PROBLEM[0] = problem
     x0 = jnp.asarray(_starts(problem.dim, seeds), dtype)
     keys = jax.random.split(jax.random.key(0), seeds)
-    result = _cma32_batch(algorithm, x0, keys, jnp.asarray(budget, jnp.int32))
+    result = _cma32_batch(algorithm, x0, keys, jnp.asarray(budget, jnp.int32), rounded)
     return [float(v) for v in result]
 
 
@@ -498,9 +504,10 @@ def cma32_recheck_table(rows: list[dict]) -> str:
     """The rows rerun with more seeds: seeds solved and median evaluations of each, and the
     one-sided Fisher p-values that float32 solves less often than float64 / pycma."""
     lines = [
-        "| algorithm | d | function | evolax float32 | evolax float64 | pycma float64 | "
-        "p (float32 < float64) | p (float32 < pycma) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| algorithm | d | function | evolax float32 | evolax float64 | evolax float64, "
+        "float32 genomes | pycma float64 | p (float32 < float64) | p (float32 < float64, "
+        "float32 genomes) | p (float32 < pycma) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def cell(values):
@@ -513,8 +520,9 @@ def cma32_recheck_table(rows: list[dict]) -> str:
         c = r["recheck"]
         lines.append(
             f"| {r['algorithm']} | {r['dim']} | f{r['function']} | {cell(c['float32'])} | "
-            f"{cell(c.get('float64'))} | {cell(c['pycma'])} | "
-            f"{p_value(c['float32'], c.get('float64'))} | {p_value(c['float32'], c['pycma'])} |"
+            f"{cell(c.get('float64'))} | {cell(c.get('rounded'))} | {cell(c['pycma'])} | "
+            f"{p_value(c['float32'], c.get('float64'))} | "
+            f"{p_value(c['float32'], c.get('rounded'))} | {p_value(c['float32'], c['pycma'])} |"
         )
     return "\n".join(lines)
 
@@ -593,6 +601,10 @@ def cma32(args) -> None:
                     for s in range(seeds[dim], n)
                 ]
                 row["recheck"] = runs(n)
+                if args.float64:  # float64 arithmetic on float32 genomes: which one loses?
+                    row["recheck"]["rounded"] = _evolax_runs(
+                        algorithm, problem, n, jnp.float64, budget, rounded=True
+                    )
                 row["recheck"]["pycma"] = row["pycma"] + [float(e.result()) for e in extra]
             row["load"] = os.getloadavg()[0]
             rows.append(row)
