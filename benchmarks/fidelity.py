@@ -15,7 +15,8 @@ sizes. Every ratio is measured side by side in one run, on this machine.
   the same starts (``x0`` uniform in ``[-4, 4]^d``, ``sigma0 = 2``, default population), a
   budget of ``10^4 d``, ``f`` evaluated in float64 at the float32 genome; only where float32
   represents the target (``f`` at the float32 point nearest the optimum is below ``1e-9``).
-  ``--merge`` writes the table of earlier runs' JSON.
+  Rows where float32 solves fewer seeds than evolax float64 or pycma run again with
+  ``--recheck-seeds`` seeds (seed luck or a loss).
 - ``evosax32``: SNES, xNES, CR-FM-NES, SimpleES, OpenES and PGPE in float32 against evosax's
   in float32 with the same hyperparameters: the median best ``f - f_opt`` after a budget.
 - ``restarts``: IPOP and BIPOP (``evolax.algorithms.ipop`` / ``bipop`` with CMA-ES, float64,
@@ -43,7 +44,7 @@ Usage::
     python benchmarks/fidelity.py            # every part, default sizes: every table
     taskset -c 0 python benchmarks/fidelity.py speed --dims 10 100 1000 5000
     python benchmarks/fidelity.py bbob --dims 2 40 --instances 1 2 3 71 101
-    python benchmarks/fidelity.py cma32 --dims 5 10 20 --seeds 5
+    python benchmarks/fidelity.py cma32 --dims 5 10 20 --seeds 5 3 3 --recheck-seeds 15
     python benchmarks/fidelity.py evosax32
     python benchmarks/fidelity.py restarts --functions 3 15 16 17 18 19 20 21 22 23 --jobs 3
     python benchmarks/fidelity.py mo --seeds 3 --scale 0.5 --jobs 2
@@ -305,11 +306,13 @@ def stall_generations(dim: int, pop_size: int) -> int:
 
 
 @eqx.filter_jit
-def _cma32_batch(algorithm, x0, keys, budget):
+def _cma32_batch(algorithm, x0, keys, budget, rounded: bool = False):
     """One run per row of ``x0`` (vmapped): evaluations to the target, ``inf`` if not reached.
     ``f`` comes from a host callback, so that one compilation serves every function. A run
     ends at the target, the budget, ``should_stop`` or, for an algorithm without one (MA-ES,
-    LM-MA-ES), when its best ``f`` has not improved for :func:`stall_generations`."""
+    LM-MA-ES), when its best ``f`` has not improved for :func:`stall_generations`. ``rounded``:
+    the samples are rounded to float32 before they are evaluated and told (float32 genomes
+    with the algorithm's own arithmetic)."""
     pop_size = algorithm.pop_size
     dim = x0.shape[-1]
     stop = getattr(algorithm, "should_stop", None)
@@ -328,6 +331,8 @@ def _cma32_batch(algorithm, x0, keys, budget):
             state, key, evals, best, since = carry
             key, ask_key, tell_key = jax.random.split(key, 3)
             x, state = algorithm.ask(ask_key, state)
+            if rounded:
+                x = x.astype(jnp.float32).astype(x.dtype)
             delta = jax.pure_callback(
                 _cma32_host_delta_f,
                 jax.ShapeDtypeStruct(x.shape[:1], jnp.float64),
@@ -357,7 +362,9 @@ def _cma32_batch(algorithm, x0, keys, budget):
     return jax.vmap(run)(x0, keys)
 
 
-def _evolax_runs(algorithm, problem, seeds: int, dtype, budget: int) -> list[float]:
+def _evolax_runs(
+    algorithm, problem, seeds: int, dtype, budget: int, rounded: bool = False
+) -> list[float]:
     """Evaluations to ``f - f_opt < 1e-8`` of one run per seed (``inf``: not reached), the
     seeds vmapped. The algorithm runs in ``dtype``; ``f`` is evaluated in float64 at its
     (``dtype``) samples, as pycma's black box, and told to it as ``dtype``: the target is
@@ -366,7 +373,7 @@ def _evolax_runs(algorithm, problem, seeds: int, dtype, budget: int) -> list[flo
     _CMA32_PROBLEM[0] = problem
     x0 = jnp.asarray(_starts(problem.dim, seeds), dtype)
     keys = jax.random.split(jax.random.key(0), seeds)
-    result = _cma32_batch(algorithm, x0, keys, jnp.asarray(budget, jnp.int32))
+    result = _cma32_batch(algorithm, x0, keys, jnp.asarray(budget, jnp.int32), rounded)
     return [float(v) for v in result]
 
 
@@ -484,71 +491,93 @@ def _pycma_job(function: int, dim: int, seed: int, budget: int, diagonal: bool) 
     return _pycma_run(bbob_problem(function, dim, 1), seed, budget, options)
 
 
-def _cma32_merge(paths: list[Path]) -> tuple[list[dict], dict]:
-    """The rows of earlier ``cma32`` runs (JSON; a later file's row replaces an earlier one of
-    the same algorithm, dimension and function) and the functions they excluded."""
-    import json
+def _solved(values) -> int:
+    return int(sum(np.isfinite(v) for v in values))
 
-    rows: dict[tuple, dict] = {}
-    considered: dict[int, set[int]] = {}
-    for path in paths:
-        result = json.loads(Path(path).read_text())
-        run = result["args"]
-        for r in result["rows"]:
-            r = {
-                k: [np.inf if v is None else v for v in r[k]] if isinstance(r[k], list) else r[k]
-                for k in r
-            }
-            rows[r["algorithm"], r["dim"], r["function"]] = r
-            subset = r["dim"] in run.get("subset_dims", [])
-            considered.setdefault(r["dim"], set()).update(
-                run["subset_functions"] if subset else run["functions"]
-            )
-    excluded = {
-        dim: {
-            f: value
-            for f in sorted(functions)
-            if (value := _nearest_float32_value(bbob_problem(f, dim, 1))) >= TARGET / 10
-        }
-        for dim, functions in sorted(considered.items())
-    }
-    order = sorted(rows, key=lambda k: (k[1], list(CMA32_ALGORITHMS).index(k[0]), k[2]))
-    return [rows[k] for k in order], excluded
+
+def _short_of(row: dict) -> bool:
+    """Whether float32 solved fewer seeds than evolax float64 or pycma."""
+    others = [row["pycma"], *([row["float64"]] if row.get("float64") is not None else [])]
+    return _solved(row["float32"]) < max(_solved(r) for r in others)
+
+
+def _fisher(a: list[float], b: list[float]) -> float:
+    """One-sided Fisher exact test that ``a`` solves less often than ``b`` (p-value)."""
+    from scipy.stats import fisher_exact
+
+    table = [[_solved(a), len(a) - _solved(a)], [_solved(b), len(b) - _solved(b)]]
+    return float(fisher_exact(table, alternative="less").pvalue)
+
+
+def cma32_recheck_table(rows: list[dict]) -> str:
+    """The rows rerun with more seeds: seeds solved and median evaluations of each, and the
+    one-sided Fisher p-values that float32 solves less often than float64 / pycma."""
+    lines = [
+        "| algorithm | d | function | evolax float32 | evolax float64 | evolax float64, "
+        "float32 genomes | pycma float64 | p (float32 < float64) | p (float32 < float64, "
+        "float32 genomes) | p (float32 < pycma) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def cell(values):
+        return "-" if values is None else f"{_solved(values)}/{len(values)}, {median(values):.0f}"
+
+    def p_value(values, others):
+        return "-" if others is None else f"{_fisher(values, others):.2f}"
+
+    for r in rows:
+        c = r["recheck"]
+        lines.append(
+            f"| {r['algorithm']} | {r['dim']} | f{r['function']} | {cell(c['float32'])} | "
+            f"{cell(c.get('float64'))} | {cell(c.get('rounded'))} | {cell(c['pycma'])} | "
+            f"{p_value(c['float32'], c.get('float64'))} | "
+            f"{p_value(c['float32'], c.get('rounded'))} | {p_value(c['float32'], c['pycma'])} |"
+        )
+    return "\n".join(lines)
+
+
+def _cma32_tables(rows: list[dict], excluded: dict) -> str:
+    table = cma32_table(rows, excluded)
+    rechecked = [r for r in rows if r.get("recheck")]
+    if rechecked:
+        n = len(rechecked[0]["recheck"]["float32"])
+        table += (
+            f"\n\nRechecked with {n} seeds (the rows above where float32 solved fewer seeds "
+            "than evolax float64 or pycma; seeds solved, median evaluations; one-sided Fisher "
+            "exact p-values that float32 solves less often):\n\n" + cma32_recheck_table(rechecked)
+        )
+    return table + _load_note(rows)
 
 
 def cma32(args) -> None:
     import concurrent.futures
     import multiprocessing
 
-    if args.merge:
-        rows, excluded = _cma32_merge(args.merge)
-        table = partial(cma32_table, excluded=excluded)
-        write_results(
-            RESULTS / "fidelity_cma32.json", "fidelity cma32", rows, table, args=vars(args)
-        )
-        print(table(rows))
-        return
+    per_dim = [*args.seeds, *[args.seeds[-1]] * len(args.dims)]  # the last for the rest
+    seeds = dict(zip(args.dims, per_dim, strict=False))
     cases, excluded = [], {}
     for dim in args.dims:
         excluded[dim] = {}
-        functions = args.subset_functions if dim in args.subset_dims else args.functions
-        for f in functions:
+        for f in args.subset_functions if dim in args.subset_dims else args.functions:
             problem = bbob_problem(f, dim, 1)
             if _representable(problem):
                 cases.append((dim, f))
             else:
                 excluded[dim][f] = _nearest_float32_value(problem)
-    # pycma in worker processes while evolax runs here
-    pool = concurrent.futures.ProcessPoolExecutor(
-        args.workers, mp_context=multiprocessing.get_context("spawn")
-    )
+    spawn = multiprocessing.get_context("spawn")
+    # pycma in worker processes while evolax runs here; the rechecks' in their own pool, so
+    # that they do not queue behind the grid's
+    pool = concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=spawn)
+    recheck_pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=spawn)
+    diagonals = {bool(CMA32_ALGORITHMS[name][1]) for name in args.algorithms}
     pycma_jobs = {
         (dim, f, diagonal, s): pool.submit(_pycma_job, f, dim, s, args.budget * dim, diagonal)
         for dim, f in cases
-        for diagonal in {bool(CMA32_ALGORITHMS[name][1]) for name in args.algorithms}
-        for s in range(args.seeds)
+        for diagonal in diagonals
+        for s in range(seeds[dim])
     }
-    rows = []
+    rows: list[dict] = []
+    table = partial(_cma32_tables, excluded=excluded)
     for dim, f in cases:
         problem = bbob_problem(f, dim, 1)
         budget = args.budget * dim
@@ -557,31 +586,44 @@ def cma32(args) -> None:
             if min_dim is not None and dim < min_dim:
                 continue
             algorithm = factory(dim)
+
+            def runs(n, algorithm=algorithm, problem=problem, budget=budget):
+                return {
+                    dtype.__name__: _evolax_runs(algorithm, problem, n, dtype, budget)
+                    for dtype in ((jnp.float32, jnp.float64) if args.float64 else (jnp.float32,))
+                }
+
             row = {
                 "algorithm": name,
                 "dim": dim,
                 "function": f,
-                "float32": _evolax_runs(algorithm, problem, args.seeds, jnp.float32, budget),
-                "float64": (
-                    _evolax_runs(algorithm, problem, args.seeds, jnp.float64, budget)
-                    if args.float64
-                    else None
-                ),
+                "float64": None,
+                **runs(seeds[dim]),
                 "pycma": [
-                    float(pycma_jobs[dim, f, bool(options), s].result()) for s in range(args.seeds)
+                    float(pycma_jobs[dim, f, bool(options), s].result()) for s in range(seeds[dim])
                 ],
             }
+            n = args.recheck_seeds
+            if n > seeds[dim] and _short_of(row):  # seed luck or a loss? more seeds
+                extra = [
+                    recheck_pool.submit(_pycma_job, f, dim, s, budget, bool(options))
+                    for s in range(seeds[dim], n)
+                ]
+                row["recheck"] = runs(n)
+                if args.float64:  # float64 arithmetic on float32 genomes: which one loses?
+                    row["recheck"]["rounded"] = _evolax_runs(
+                        algorithm, problem, n, jnp.float64, budget, rounded=True
+                    )
+                row["recheck"]["pycma"] = row["pycma"] + [float(e.result()) for e in extra]
+            row["load"] = os.getloadavg()[0]
             rows.append(row)
             print(row, flush=True)
             write_results(  # after every row: a cut run keeps what it measured
-                RESULTS / "fidelity_cma32.json",
-                "fidelity cma32",
-                rows,
-                partial(cma32_table, excluded=excluded),
-                args=vars(args),
+                RESULTS / "fidelity_cma32.json", "fidelity cma32", rows, table, args=vars(args)
             )
     pool.shutdown()
-    print(cma32_table(rows, excluded))
+    recheck_pool.shutdown()
+    print(table(rows))
 
 
 # ---- evosax32: other distribution algorithms in float32 against evosax's in float32 --------
@@ -1367,20 +1409,25 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("cma32")
     p.add_argument("--dims", type=int, nargs="+", default=[5, 10, 20])
     p.add_argument("--functions", type=int, nargs="+", default=list(range(1, 25)))
-    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--seeds", type=int, nargs="+", default=[5, 3, 3], help="one, or one per --dims")
+    p.add_argument(
+        "--recheck-seeds",
+        type=int,
+        default=15,
+        help="rerun with this many seeds each row where float32 solved fewer than the others",
+    )
     p.add_argument("--algorithms", nargs="+", default=list(CMA32_ALGORITHMS))
     p.add_argument("--budget", type=int, default=10_000, help="evaluations per dimension")
     p.add_argument("--no-float64", dest="float64", action="store_false")
-    p.add_argument("--subset-dims", type=int, nargs="*", default=[10, 20])
+    p.add_argument("--workers", type=int, default=2, help="processes for pycma's runs")
+    p.add_argument("--subset-dims", type=int, nargs="*", default=[], help="dims run on a subset")
     p.add_argument(
         "--subset-functions",
         type=int,
         nargs="+",
-        default=[1, 5, 7, 8, 9, 11, 21, 22],
-        help="the functions at --subset-dims (pycma's and the runs without a stop are long)",
+        default=[1, 5, 7, 8, 9, 11, 14, 21, 22],
+        help="the functions at --subset-dims",
     )
-    p.add_argument("--workers", type=int, default=2, help="processes for pycma's runs")
-    p.add_argument("--merge", nargs="+", help="only write the table of these runs' JSON rows")
     p = sub.add_parser("evosax32")
     p.add_argument("--dims", type=int, nargs="+", default=[10])
     p.add_argument("--functions", type=int, nargs="+", default=[1, 2, 8, 10])

@@ -111,3 +111,42 @@ def test_reaches_1e_8_on_an_ellipsoid(key):
     # M M^T learnt the inverse Hessian's shape: its axis ratio is about sqrt(1e6)
     singular = np.linalg.svd(np.asarray(state.matrix), compute_uv=False)
     assert 100 < singular[0] / singular[-1] < 10_000, singular
+
+
+def test_float32_matrix_update_keeps_a_condition_of_1e4():
+    """One float32 ``tell`` from ``M`` of condition 1e4 (singular values 1 to 1e-4, the
+    shape MA-ES learns near BBOB f14's optimum at d = 5), ``std`` 1e-4 and a mean of size 2
+    (its float32 grid, 2.4e-7, above the shortest axis' steps): the new ``M`` is fig. 3's
+    float64 update from the same float32 samples (``z = M^-1 d`` in float64) to 3e-4 in
+    ``M``'s own frame, ``|M_64^-1 (M_32 - M_64)|_2``, and so are its smallest singular value
+    and ``p_sigma``. MA-ES's float32 arithmetic loses nothing there: its shortfall on f14
+    in float32 (docs/fidelity.md) comes from the float32 genomes, which float64 arithmetic
+    on the same rounded genomes shares."""
+    dim, lam = 5, 8
+    rng = np.random.default_rng(4)
+    u, v = (np.linalg.qr(rng.standard_normal((dim, dim)))[0] for _ in range(2))
+    m0 = (u * np.logspace(0, -4, dim)[None]) @ v.T
+    m0 = m0.astype(np.float32).astype(np.float64)
+    y0 = np.array([-0.87, -1.24, 2.54, -2.36, -1.52]).astype(np.float32).astype(np.float64)
+    s0 = rng.standard_normal(dim).astype(np.float32).astype(np.float64)
+    sigma = 1e-4
+    algo = MAES(pop_size=lam)
+    state = algo.init(jax.random.key(0), jnp.zeros(dim, jnp.float32)).replace(
+        mean=jnp.asarray(y0, jnp.float32),
+        std=jnp.asarray(sigma, jnp.float32),
+        p_sigma=jnp.asarray(s0, jnp.float32),
+        matrix=jnp.asarray(m0, jnp.float32),
+    )
+    x = np.asarray(y0 + sigma * rng.standard_normal((lam, dim)) @ m0.T, np.float32)
+    fitness = rng.standard_normal(lam)
+    new, _ = jax.jit(algo.tell)(
+        jax.random.key(1), state, jnp.asarray(x), jnp.asarray(fitness, jnp.float32)
+    )
+    std32 = float(np.float32(sigma))
+    z = np.linalg.solve(m0, ((x.astype(np.float64) - y0) / std32).T).T
+    _, _, s, M = numpy_update(y0, std32, s0, m0, z, fitness)
+    got = np.asarray(new.matrix, np.float64)
+    assert np.linalg.norm(np.linalg.solve(M, got - M), 2) < 3e-4  # measured 4.6e-5
+    smallest = [np.linalg.svd(a, compute_uv=False)[-1] for a in (got, M)]
+    assert smallest[0] == pytest.approx(smallest[1], rel=3e-4)
+    np.testing.assert_allclose(new.p_sigma, s, rtol=1e-3, atol=1e-3)

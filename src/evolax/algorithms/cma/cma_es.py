@@ -40,13 +40,16 @@ class CMAESState(CMAState):
 
     Attributes:
         cov: the covariance matrix ``C``, ``[D, D]``, symmetric (exactly so when just
-            decomposed; in between, up to the rounding of its rank-mu updates).
+            decomposed; in between, up to the rounding of its rank-mu updates). In float32
+            (factored), ``C`` as of the last decomposition, ``B diag(D^2) B^T``: the updates
+            since are in ``whitened_cov`` (the current ``C`` is ``B D W D B^T``).
         eigvecs: ``B``, the eigenvectors of ``C`` at the last decomposition (columns).
         eigvals_sqrt: ``D``, square roots of its eigenvalues (clipped positive), ``[D]``.
         eigen_generation: the generation of the last eigendecomposition.
         whitened_cov: in float32 (and narrower), ``W = D^{-1} B^T C B D^{-1}``, ``C`` in the
-            frame of the last decomposition (the identity just after it), updated alongside
-            ``C`` and decomposed in its stead (:func:`refactor`); unused in float64.
+            frame of the last decomposition (the identity just after it): the covariance
+            update is applied to ``W`` only and ``B, D`` come from it (:func:`refactor`);
+            unused in float64.
     """
 
     cov: Float[Array, "dim dim"]
@@ -108,11 +111,16 @@ def _decompose_if(due, cov, eigvecs, eigvals_sqrt):
 
 @one_at_a_time
 def _refactor_if(due, cov, eigvecs, eigvals_sqrt, whitened_cov):
-    """``cov`` symmetrised and ``refactor(...)`` when ``due`` (as :func:`_decompose_if`), else
-    ``cov`` and the last ``eigvecs, eigvals_sqrt``."""
+    """When ``due``, ``B', D' = refactor(...)`` and ``C = B' diag(D'^2) B'^T`` (symmetric),
+    else ``cov`` and the last ``eigvecs, eigvals_sqrt``: ``C`` is formed only here, from the
+    factor, ``O(n^3)`` once per decomposition."""
 
     def fresh(cov, b, d, w):
-        return (0.5 * (cov + cov.T), *refactor(b, d, w))
+        del cov
+        left, singular = refactor(b, d, w)
+        axes = left * singular[None]
+        cov = jnp.dot(axes, axes.T, precision=HIGHEST)
+        return 0.5 * (cov + cov.T), left, singular
 
     def last(cov, b, d, _):
         return cov, b, d
@@ -133,10 +141,10 @@ class CMAES(CMAFamily[CMAESState]):
     recomputed by ``eigh`` only every :func:`~evolax.algorithms.cma.cma_family.eigen_interval`
     generations (appendix B.2), so ``tell`` costs ``O(lambda n^2)`` amortised; eigenvalues
     are clipped to at least ``eps`` times the largest (see :func:`decompose`). In float32 the
-    same update is also kept in the frame of the last ``B, D`` (``whitened_cov``, near the
-    identity) and ``B, D`` come from the SVD of a factor of ``C`` (:func:`refactor`), which
-    resolves ``cond(C)`` to ``1 / eps^2`` instead of ``eigh``'s ``1 / eps``: BBOB's f14 needs
-    more than float32's ``1 / eps`` to reach 1e-8.
+    update is applied instead in the frame of the last ``B, D`` (``whitened_cov``, near the
+    identity; ``cov`` is formed only at a decomposition) and ``B, D`` come from the SVD of a
+    factor of ``C`` (:func:`refactor`), which resolves ``cond(C)`` to ``1 / eps^2`` instead of
+    ``eigh``'s ``1 / eps``: BBOB's f14 needs more than float32's ``1 / eps`` to reach 1e-8.
 
     Args:
         pop_size: ``lambda``, at least 2 (the tutorial's default is :func:`default_pop_size`).
@@ -206,12 +214,10 @@ class CMAES(CMAFamily[CMAESState]):
         circ = jnp.where(weights >= 0, weights, weights * dim / jnp.maximum(sq_norms, 1e-30))
         delta_h = (1 - h_sigma) * p.c_c * (2 - p.c_c)
         decay = 1 + p.c1 * delta_h - p.c1 - p.c_mu * float(p.weights.sum())
-        rank_mu = jnp.dot(y.T * circ[None], y, precision=HIGHEST)
-        cov = decay * state.cov + p.c1 * jnp.outer(p_c, p_c) + p.c_mu * rank_mu
         interval = self.eigen_interval or eigen_interval(dim, self.pop_size)
         due = generation - state.eigen_generation >= interval
         whitened_cov = state.whitened_cov
-        if self.factored and compensated(cov.dtype):  # the update in the last B, D's frame
+        if self.factored and compensated(y.dtype):  # the update in the last B, D's frame only
             u = jnp.dot(p_c, state.eigvecs, precision=HIGHEST) / state.eigvals_sqrt
             whitened_cov = (
                 decay * whitened_cov
@@ -220,10 +226,12 @@ class CMAES(CMAFamily[CMAESState]):
             )
             whitened_cov = 0.5 * (whitened_cov + whitened_cov.T)
             cov, eigvecs, eigvals_sqrt = _refactor_if(
-                due, cov, state.eigvecs, state.eigvals_sqrt, whitened_cov
+                due, state.cov, state.eigvecs, state.eigvals_sqrt, whitened_cov
             )
-            whitened_cov = jnp.where(due, jnp.eye(dim, dtype=cov.dtype), whitened_cov)
+            whitened_cov = jnp.where(due, jnp.eye(dim, dtype=y.dtype), whitened_cov)
         else:
+            rank_mu = jnp.dot(y.T * circ[None], y, precision=HIGHEST)
+            cov = decay * state.cov + p.c1 * jnp.outer(p_c, p_c) + p.c_mu * rank_mu
             cov, eigvecs, eigvals_sqrt = _decompose_if(due, cov, state.eigvecs, state.eigvals_sqrt)
         return dict(
             cov=cov,
