@@ -56,7 +56,7 @@ SCANNED = 4
 NOTES = {
     "cma_es": "evolax's does more: it records the fitness history of pycma's termination "
     "criteria (about 20 kernels), keeps the float32 mean's rounding error (compensated sum, "
-    "4) and its covariance in the last decomposition's frame (factored, about 16), skips a "
+    "4) and its covariance in the last decomposition's frame (factored, about 14), skips a "
     "generation whose update breaks down (a health check, about 15) and reports "
     "5 metrics more (about 10); the lazy eigendecomposition's cond counts at its larger branch",
     "cma_es_lean": "without the termination criteria's fitness history (evosax keeps none) "

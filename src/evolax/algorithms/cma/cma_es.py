@@ -109,18 +109,36 @@ def _decompose_if(due, cov, eigvecs, eigvals_sqrt):
     return jax.lax.cond(due, fresh, lambda cov: (cov, eigvecs, eigvals_sqrt), cov)
 
 
+EIGH_AXIS_RATIO = 100.0
+"""Below this ratio of the last decomposition's longest to shortest axis (``cond(C) < 1e4``),
+float32's factored CMA-ES decomposes ``C = B D W D B^T`` by ``eigh``, whose smallest
+eigenvalue is then good to ``eps cond(C)``, about 1e-3 relative; above it, by
+:func:`refactor`'s SVD."""
+
+
 @one_at_a_time
 def _refactor_if(due, cov, eigvecs, eigvals_sqrt, whitened_cov):
-    """When ``due``, ``B', D' = refactor(...)`` and ``C = B' diag(D'^2) B'^T`` (symmetric),
-    else ``cov`` and the last ``eigvecs, eigvals_sqrt``: ``C`` is formed only here, from the
-    factor, ``O(n^3)`` once per decomposition."""
+    """When ``due``, ``C = B D W D B^T`` decomposed (:func:`decompose` while the last axis
+    ratio is below :data:`EIGH_AXIS_RATIO`, else ``B', D' = refactor(...)`` and ``C = B'
+    diag(D'^2) B'^T``), else ``cov`` and the last ``eigvecs, eigvals_sqrt``: ``C`` is formed
+    only here, ``O(n^3)`` once per decomposition."""
 
-    def fresh(cov, b, d, w):
-        del cov
+    def precise(b, d, w):
         left, singular = refactor(b, d, w)
         axes = left * singular[None]
         cov = jnp.dot(axes, axes.T, precision=HIGHEST)
         return 0.5 * (cov + cov.T), left, singular
+
+    def cheap(b, d, w):  # eigh resolves a mildly conditioned C well: a few times faster
+        axes = b * d[None]
+        cov = jnp.dot(jnp.dot(axes, w, precision=HIGHEST), axes.T, precision=HIGHEST)
+        cov = 0.5 * (cov + cov.T)
+        return (cov, *decompose(cov))
+
+    def fresh(cov, b, d, w):
+        del cov
+        mild = jnp.max(d) < jnp.min(d) * EIGH_AXIS_RATIO
+        return jax.lax.cond(mild, cheap, precise, b, d, w)
 
     def last(cov, b, d, _):
         return cov, b, d
