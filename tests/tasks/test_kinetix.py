@@ -2,13 +2,15 @@
 the package is absent and only the missing-package and argument errors run; in `nox -s
 kinetix` (jax 0.9.0 and kinetix-env with its declared dependencies) the adapter is checked
 against episodes of Kinetix's own environment, built here from Kinetix's API alone (each
-variant compiles Kinetix's physics for a minute or more, so those checks are slow)."""
+variant compiles Kinetix's physics for a minute or more, so those checks are slow), and the
+mutated copies of a level (its task distribution) against the level file they come from."""
 
 import sys
 
+import numpy as np
 import pytest
 
-from evolax.tasks import Kinetix
+from evolax.tasks import Kinetix, ParamSet
 from evolax.tasks.kinetix import ENV_NAMES
 
 TRAIN = ("s/h0_weak_thrust", "s/h2_one_wheel_car", "s/h4_thrust_aim")
@@ -35,6 +37,9 @@ def test_env_names_and_arguments():
         Kinetix("Kinetix-Symbolic-Continuous-v1", mutations=4)
     with pytest.raises(ValueError, match=r"^test_samples must be a positive int"):
         Kinetix("Kinetix-Symbolic-Continuous-v1", TRAIN, mutations=4, test_samples=0)
+    levels = ParamSet(np.zeros((2, 1)), replace="level")
+    with pytest.raises(ValueError, match=r"^mutations draw each episode's level"):
+        Kinetix("Kinetix-Symbolic-Continuous-v1", TRAIN, mutations=4, distribution=levels)
 
 
 def kinetix_own(env_name: str, levels: tuple, played: tuple, max_steps: int):
@@ -117,7 +122,6 @@ def test_mutated_levels_are_kinetix_levels_moved_within_the_arena():
     the episode's first observation."""
     pytest.importorskip("kinetix", reason="kinetix-env 3.0.2 requires jax <= 0.9.0")
     import jax
-    import numpy as np
     from kinetix.util.saving import load_from_json_file
 
     from evolax.tasks.spaces import flatten_obs
