@@ -86,12 +86,12 @@ KINETIX = ("jax==0.9.0", "jaxlib==0.9.0", "kinetix-env==3.0.2")
 @nox.session
 def kinetix(session: nox.Session) -> None:
     """The Kinetix adapter against Kinetix's own episodes (symbolic, entity and pixel
-    observations; continuous, discrete and multi-discrete actions; random levels, level files
-    and held-out levels) and the `kinetix_levels` preset, in an environment of jax 0.9.0 and
-    kinetix-env 3.0.2 with its declared dependencies. Minutes of CPU per variant, mostly
-    compiling Kinetix's physics. The Kinetix rows of the family benchmarks run here too,
-    `nox -s kinetix -- bench`, into benchmarks/results/kinetix/ (the rows merged into
-    docs/results/ by hand: docs/environments.md)."""
+    observations; continuous, discrete and multi-discrete actions; random levels, level files,
+    held-out levels and mutated copies of a level) and the `kinetix_levels` preset, in an
+    environment of jax 0.9.0 and kinetix-env 3.0.2 with its declared dependencies. Minutes
+    of CPU per variant, mostly compiling Kinetix's physics. The Kinetix rows of the family
+    benchmarks run here too, `nox -s kinetix -- bench`, into benchmarks/results/kinetix/
+    (the rows merged into docs/results/ by hand: docs/environments.md)."""
     session.install("-e", ".", "pytest>=8", "pytest-timeout>=2.3", *KINETIX)
     if session.posargs[:1] == ["bench"]:
         # tables to a folder of their own: the committed ones hold the other families' rows

@@ -32,8 +32,9 @@ steadier figure on a shared machine, where the wall clock waits for other proces
 Run with
 ``nice -n 10 python benchmarks/env_family_speed.py [--rounds 9] [--quick] [--only navix]``;
 it writes ``benchmarks/results/env_family_speed.json`` and ``docs/results/env_family_speed.md``.
-Kinetix (the ``kinetix_levels`` preset's variant on its training levels, continuous actions:
-the MLP's tanh outputs are Kinetix's ``Box(-1, 1)`` actions) runs only when named
+Kinetix (the ``kinetix_levels`` preset's variant on its level file, unmutated as the family
+loop plays it; continuous actions: the MLP's tanh outputs are Kinetix's ``Box(-1, 1)``
+actions) runs only when named
 (``--only kinetix``): kinetix-env 3.0.2 requires ``jax <= 0.9.0``, so it runs in ``nox -s
 kinetix``'s environment, apart from the other families, and its row is merged into the table.
 """
@@ -310,7 +311,7 @@ CASES: dict[str, Callable[[int], Case]] = {
     "craftax:Craftax-Classic-Symbolic-v1": lambda t: craftax_case("Craftax-Classic-Symbolic-v1", t),
     # MPE ends its episodes at 25 steps: the loops run those (a longer scan would step on)
     "jaxmarl:MPE_simple_spread_v3": lambda t: jaxmarl_case("MPE_simple_spread_v3", min(t, 25)),
-    # the kinetix_levels preset's variant and training levels (Kinetix's small "s/" levels)
+    # the kinetix_levels preset's variant and level file (a small "s/" level), unmutated
     "kinetix:Kinetix-Symbolic-Continuous-v1": lambda t: kinetix_case(
         "Kinetix-Symbolic-Continuous-v1", tuple(resolve("kinetix_levels")["task"]["levels"]), t
     ),

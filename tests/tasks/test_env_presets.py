@@ -59,25 +59,25 @@ def _own_obs_size(name: str) -> int:
 
 
 def kinetix_own_reset(task: dict, env_name: str, played: list[str]):
-    """The preset's first observation from Kinetix's API, ``key -> obs``: its level-list
-    reset over the files ``played``, at the static sizes of all the preset's files."""
+    """The preset's first observation from Kinetix's API, ``(key, level) -> obs``: its
+    level-list reset over the files ``played`` (``level=None``) or the ``level`` given, at
+    the static sizes of the preset's files."""
     family("kinetix_levels")
     from kinetix.environment import ActionType, ObservationType, make_kinetix_env
     from kinetix.environment.ued.ued import make_reset_fn_list_of_levels
     from kinetix.util.saving import load_evaluation_levels, load_from_json_file
 
     assert env_name == "Kinetix-Symbolic-Continuous-v1"
-    assert not set(task["levels"]) & set(task["test_levels"])  # held out
-    static = load_evaluation_levels([*task["levels"], *task["test_levels"]])[1]
+    static = load_evaluation_levels([*task["levels"], *task.get("test_levels", ())])[1]
     physics = load_from_json_file(task["levels"][0])[2]
     reset = make_reset_fn_list_of_levels(played, static)
     env = make_kinetix_env(
         ActionType.CONTINUOUS, ObservationType.SYMBOLIC_FLAT, reset, physics, static
     )
 
-    def own_reset(key):
+    def own_reset(key, level=None):
         with jax.numpy_rank_promotion("allow"):  # as the adapters, Kinetix promotes ranks
-            return env.reset(key, physics)[0]
+            return env.reset(key, physics, override_reset_state=level)[0]
 
     return own_reset
 
@@ -104,18 +104,27 @@ def test_the_xland_preset_gives_multi_task_map_elites_one_cell_per_ruleset():
     np.testing.assert_array_equal(centroids, np.asarray(rulesets.vectors()))
 
 
-def test_the_kinetix_preset_tests_on_its_held_out_levels():
+def test_the_kinetix_preset_tests_on_held_out_mutations_of_its_level():
+    """The training task plays a new mutated copy of the level file per episode, the test
+    task one of a fixed set of other copies; Kinetix's own reset of that copy gives its
+    first observation, and the unmutated file another."""
     family("kinetix_levels")
     config = resolve("kinetix_levels")
     trainer, task = build_trainer(config), config["task"]
     env_name = task["name"].split(":", 1)[1]
-    held_out = jax.jit(kinetix_own_reset(task, env_name, task["test_levels"]))
-    training = jax.jit(kinetix_own_reset(task, env_name, task["levels"]))
+    held_out = trainer.evaluation_task.distribution
+    assert held_out.size == task["test_samples"] and task["mutations"] > 0
+    balls = np.asarray(held_out.members.circle.position)  # [64, circles, 2]
+    own = jax.jit(kinetix_own_reset(task, env_name, task["levels"]))
     for seed in range(3):
         key = jax.random.key(seed)
-        test_obs = trainer.evaluation_task.reset(key).obs
-        np.testing.assert_array_equal(test_obs, flatten_obs(held_out(key)))
-        np.testing.assert_array_equal(trainer.task.reset(key).obs, flatten_obs(training(key)))
+        test_state, state = trainer.evaluation_task.reset(key), trainer.task.reset(key)
+        test_level, level = test_state.env_params.level, state.env_params.level
+        assert (np.abs(balls - np.asarray(test_level.circle.position)).sum((1, 2)) < 1e-6).any()
+        assert (np.abs(balls - np.asarray(level.circle.position)).sum((1, 2)) > 1e-4).all()
+        np.testing.assert_array_equal(test_state.obs, flatten_obs(own(key, test_level)))
+        np.testing.assert_array_equal(state.obs, flatten_obs(own(key, level)))
+        assert not np.array_equal(state.obs, flatten_obs(own(key)))  # the file, unmutated
 
 
 def test_near_object_rulesets_are_xlands_own_goals_on_every_object_once():

@@ -5,14 +5,17 @@ sampled at random, with symbolic, entity or pixel observations."""
 from __future__ import annotations
 
 import chex
+import equinox as eqx
+import jax
 import numpy as np
 from jaxtyping import Array, PyTree
 
 from evolax.extras import require
-from evolax.tasks.distributions import Distribution
+from evolax.tasks.distributions import Distribution, ParamSet, TaskDistribution
 from evolax.tasks.jax_env import GymnaxStyleTask, check_env_name
 from evolax.tasks.spaces import ActionMap
 from evolax.types import PRNGKey
+from evolax.validation import check_positive_int
 
 OBSERVATIONS = {"Pixels": "PIXELS", "Symbolic": "SYMBOLIC_FLAT", "Entity": "SYMBOLIC_ENTITY"}
 ACTIONS = {"Discrete": "DISCRETE", "Continuous": "CONTINUOUS", "MultiDiscrete": "MULTI_DISCRETE"}
@@ -28,6 +31,44 @@ class KinetixParams:
 
     physics: PyTree
     level: PyTree = None
+
+
+HELD_OUT_KEY = 20_260_101
+"""The seed of the key that draws the test task's fixed set of mutated levels (training draws
+its levels with the episodes' keys instead)."""
+
+
+class MutatedLevels(TaskDistribution):
+    """Levels drawn per episode: one of ``levels`` (uniformly) after ``n`` of Kinetix's own
+    location mutations (``mutate_change_shape_location``, its UED's: a random movable shape
+    moved with the shapes jointed to it by up to half a unit on each axis, kept inside the
+    arena), in the episode's :class:`KinetixParams` ``level``.
+
+    Args:
+        levels: Kinetix ``EnvState`` levels stacked on a leading axis.
+        n: mutations per episode.
+        static_params: Kinetix's ``StaticEnvParams`` of the levels.
+    """
+
+    levels: PyTree
+    n: int = eqx.field(static=True)
+    static_params: PyTree = eqx.field(static=True)
+
+    def sample(self, key: PRNGKey, params: KinetixParams) -> KinetixParams:
+        """``params`` with its ``level`` drawn and mutated."""
+        mutators = require("kinetix.environment.ued.mutators", "kinetix", "Kinetix")
+        ued = require("kinetix.environment.ued.ued_state", "kinetix", "Kinetix").UEDParams()
+        level = ParamSet(self.levels).sample(key, None)
+
+        def mutate(level, key):
+            moved = mutators.mutate_change_shape_location(
+                key, level, params.physics, self.static_params, ued
+            )
+            return moved, None
+
+        keys = jax.random.split(jax.random.fold_in(key, 1), self.n)
+        level, _ = jax.lax.scan(mutate, level, keys)
+        return KinetixParams(physics=params.physics, level=level)
 
 
 class Kinetix(GymnaxStyleTask):
@@ -52,6 +93,12 @@ class Kinetix(GymnaxStyleTask):
     :class:`KinetixParams` (a ``ParamSet`` of levels at ``level``) overrides the reset
     function's draw.
 
+    Mutated levels (``mutations > 0``): each episode plays a copy of a level file moved by
+    ``mutations`` of Kinetix's own location mutations, drawn with the episode's key
+    (:class:`MutatedLevels`), so an ES optimises the expected return over the copies; the
+    test task plays instead a fixed set of ``test_samples`` copies (of ``test_levels``
+    where given), drawn once from a key of its own (:data:`HELD_OUT_KEY`): held out.
+
     Observations are flattened to ``f32[obs_dim]``; actions follow the variant's space
     (:class:`~evolax.tasks.spaces.ActionMap`: ``Discrete`` scores, one block of scores per
     motor and thruster for ``MultiDiscrete``, or ``Box`` values in ``[-1, 1]``).
@@ -62,7 +109,10 @@ class Kinetix(GymnaxStyleTask):
         max_steps: episode length; default ``env_params.max_timesteps`` (256).
         distribution: a task distribution over :class:`KinetixParams`, or ``None``.
         test_levels: held-out Kinetix level files, played with ``test=True``.
-        test: play ``test_levels`` (where given) instead of ``levels``.
+        test: play ``test_levels`` (where given) instead of ``levels``, or the held-out
+            mutated copies.
+        mutations: location mutations per episode's level; 0: the files as they are.
+        test_samples: the number of held-out mutated copies the test task plays.
     """
 
     def __init__(
@@ -73,6 +123,8 @@ class Kinetix(GymnaxStyleTask):
         distribution: Distribution | None = None,
         test_levels: tuple[str, ...] = (),
         test: bool = False,
+        mutations: int = 0,
+        test_samples: int = 64,
     ):
         check_env_name(env_name, list(ENV_NAMES), "Kinetix")
         if not isinstance(test, bool):
@@ -80,6 +132,13 @@ class Kinetix(GymnaxStyleTask):
         levels, test_levels = tuple(levels), tuple(test_levels)
         if test_levels and not levels:
             raise ValueError("test_levels are held out from levels, which must name files too")
+        if not isinstance(mutations, int) or isinstance(mutations, bool) or mutations < 0:
+            raise ValueError(f"mutations must be an int >= 0, got {mutations!r}")
+        check_positive_int("test_samples", test_samples)
+        if mutations and not levels:
+            raise ValueError("mutations mutate level files: levels must name at least one")
+        if mutations and distribution is not None:
+            raise ValueError("mutations draw each episode's level: give no distribution too")
         environment = require("kinetix.environment", "kinetix", "Kinetix")
         ued = require("kinetix.environment.ued.ued", "kinetix", "Kinetix")
         _, obs_name, action_name, _ = env_name.split("-")
@@ -108,6 +167,14 @@ class Kinetix(GymnaxStyleTask):
             nvec = tuple(int(n) for n in np.asarray(space.number_of_dims_per_distribution))
             space = ActionMap(True, (sum(nvec),), (len(nvec),), "int32", nvec=nvec)
         params = KinetixParams(physics=physics)
+        if mutations:
+            stacked, _ = saving.load_evaluation_levels(list(played), static_params)
+            mutated = MutatedLevels(stacked, mutations, static_params)
+            distribution = mutated
+            if test:  # a fixed set, drawn once from a key of its own
+                keys = jax.random.split(jax.random.key(HELD_OUT_KEY), test_samples)
+                drawn = jax.jit(jax.vmap(lambda k: mutated.sample(k, params).level))(keys)
+                distribution = ParamSet(drawn, replace="level")
         self._setup(env, env_name, params, space, steps, steps, distribution, None)
 
     def _reset_env(self, key: PRNGKey, params: PyTree) -> tuple[PyTree, PyTree]:
