@@ -26,9 +26,12 @@
    exact-answer and digit accuracy of greedy answers and the teacher-forced loss, medians
    (min-max) over ``--seeds`` fine-tuning seeds from the one checkpoint.
 
-Writes ``benchmarks/results/lm_finetune.json`` and the table ``lm_finetune.md``.
+Writes ``benchmarks/results/lm_finetune.json`` (or ``--out``) and the table beside it in
+``docs/results``.
 
     python benchmarks/lm_finetune.py --seeds 5
+    python benchmarks/lm_finetune.py --digits 3 --pretrain-digits 1 2 3 --pretrain-steps 2000 \\
+        --seeds 3 --out benchmarks/results/lm_finetune_3digit.json
 """
 
 from __future__ import annotations
@@ -220,7 +223,8 @@ def table(rows: list[dict], config: dict) -> str:
     each method's budget, wall time and (ES) training trace."""
     gens, batch = config["generations"], config["batch"]
     split = "validation" if config["validate"] else "held-out test"
-    mix = " and ".join(map(str, config["pretrain_digits"] or [1, config["digits"]]))
+    mix = [f"{n}-" for n in config["pretrain_digits"] or [1, config["digits"]]]
+    mix = ", ".join(mix[:-1]) + " and " + mix[-1]
     lines = [
         f"| {config['digits']}-digit addition, {split} (500 problems), {len(rows)} seeds | "
         "exact | digits | loss | problems read | s / seed | ES training reward (mean model "
@@ -230,7 +234,7 @@ def table(rows: list[dict], config: dict) -> str:
     rank = "full-rank" if config["rank"] == 0 else f"rank-{config['rank']}"
     step = "SGD, lr" if config["optimizer"] == "sgd" else "Adam"
     labels = {
-        "before": f"pretrained ({config['pretrain_steps']} Adam steps on {mix}-digit addition)",
+        "before": f"pretrained ({config['pretrain_steps']} Adam steps on {mix}digit addition)",
         "es": f"+ {rank} ES, pop {config['pop']}, std {config['std']}, {step} {config['lr']}",
         "gradient": f"+ gradient (Adam {config['gradient_lr']})",
     }
