@@ -259,7 +259,7 @@ def _unrolled_normal(key: PRNGKey, size: int, dtype: Any) -> Array:
     floats = jax.lax.bitcast_convert_type((bits >> (width - info.nmant)) | one, dtype)
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
     u = jnp.maximum(lo, (floats - np.array(1.0, dtype)) * (np.array(1.0, dtype) - lo) + lo)
-    return np.array(np.sqrt(2), dtype) * jax.lax.erf_inv(u)
+    return jax.lax.erf_inv(u) * np.array(np.sqrt(2), dtype)
 
 
 def normal(key: PRNGKey, size: int, dtype: Any = jnp.float32) -> Float[Array, " size"]:
@@ -272,7 +272,7 @@ def normal(key: PRNGKey, size: int, dtype: Any = jnp.float32) -> Float[Array, " 
         key = jax.random.wrap_key_data(key)
     fast = (
         str(jax.random.key_impl(key)) == "threefry2x32"
-        and jax.config.jax_threefry_partitionable
+        and getattr(jax.config, "jax_threefry_partitionable", False)
         and jnp.issubdtype(dtype, jnp.floating)
         and jnp.finfo(dtype).bits <= 32
         and 0 < size < 2**32
