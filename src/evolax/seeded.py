@@ -232,7 +232,8 @@ def threefry2x32(
     """Threefry-2x32 with 20 rounds (Salmon et al. 2011, "Parallel random numbers: as easy
     as 1, 2, 3") of the counters ``(x0, x1)`` under the key ``(k0, k1)``, written out round by
     round: XLA fuses it into one loop. (JAX's CPU lowering of its Threefry loops over the
-    rounds, each pass over whole arrays, about 8 times slower on a 2-core Xeon.)"""
+    rounds, each pass over whole arrays: 7 to 9 times slower on a 2-core Xeon,
+    ``benchmarks/seeded_noise_speed.py``.)"""
     ks = (k0, k1, k0 ^ k1 ^ jnp.uint32(0x1BD11BDA))
     x0, x1 = x0 + k0, x1 + k1
     for j in range(5):
@@ -265,8 +266,9 @@ def _unrolled_normal(key: PRNGKey, size: int, dtype: Any) -> Array:
 def normal(key: PRNGKey, size: int, dtype: Any = jnp.float32) -> Float[Array, " size"]:
     """``jax.random.normal(key, (size,), dtype)``, the same numbers; on the CPU, for a
     Threefry key (JAX's default, partitionable bits) and a float of at most 32 bits, drawn
-    by :func:`threefry2x32`'s unrolled rounds: 17 ns a number instead of 83 ns on a loaded
-    2-core Xeon (1e8-parameter members draw 2e5 numbers each, twice a generation)."""
+    by :func:`threefry2x32`'s unrolled rounds: 4 to 5 times faster on a loaded 2-core Xeon
+    (``benchmarks/seeded_noise_speed.py``; a 1e8-parameter model's members draw 2e5 numbers
+    each, twice a generation)."""
     dtype = jnp.dtype(dtype)
     if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
         key = jax.random.wrap_key_data(key)
