@@ -24,10 +24,15 @@ factors drawn once for both members) and the update sums the factors of half as 
 time (``update_block``), so the factors held at once are ``chunk * r * sum(m + n)`` numbers,
 within the formula's ``pop * r * sum(m + n)``.
 
+The factors are drawn by :func:`evolax.seeded.normal` (``jax.random.normal``'s numbers, with
+Threefry's rounds written out); ``--draw jax`` draws them with ``jax.random.normal`` itself
+(JAX's CPU Threefry, a loop over the rounds), the same members, for a row to compare.
+
     python benchmarks/lm_throughput.py --pop 1024 4096 --tokens 16 4 --rounds 2 --chunk 256
                                         # the docs' rows: about 30 minutes on 2 loaded cores
     python benchmarks/lm_throughput.py  # pop 1,024 x 8 tokens and 4,096 x 2 tokens, rank 1
     python benchmarks/lm_throughput.py --small      # a 0.1M-parameter check of the script
+    python benchmarks/lm_throughput.py --pop 4096 --tokens 4 --draw jax  # the old draw's row
     python benchmarks/lm_throughput.py --pop 4096 --tokens 32 --d-model 2048 --layers 20 \
         --heads 16 --d-ff 5504          # 1.01e9 parameters (an accelerator's: accelerator.sh)
 """
@@ -50,6 +55,7 @@ import numpy as np
 import optax
 
 import evolax
+import evolax.seeded
 from evolax.algorithms import LowRankES
 from evolax.lm import LMConfig
 from evolax.lm.model import forward, init_params
@@ -167,6 +173,10 @@ def device_peak_bytes() -> float | None:
 def measure(args) -> dict:
     """One configuration, in this process: alternating rounds of a generation and the batched
     forward pass."""
+    if args.draw == "jax":  # the same numbers by JAX's own CPU lowering
+        evolax.seeded.normal = lambda key, size, dtype=jnp.float32: jax.random.normal(
+            key, (size,), dtype
+        )
     config = model(args)
     task = Progressions(args.batch, args.tokens + 1)
     policy = Scorer(config)
@@ -218,6 +228,7 @@ def measure(args) -> dict:
         "parameters": dim,
         "pop_size": args.pop,
         "rank": args.rank,
+        "draw": args.draw,
         "batch": args.batch,
         "tokens": args.tokens,
         "pop_chunk": min(args.chunk, args.pop),
@@ -242,12 +253,16 @@ def gib(x: float | None) -> str:
     return "-" if x is None else f"{x / 2**30:.2f} GiB"
 
 
+DRAWS = {"evolax": "`evolax.seeded.normal`", "jax": "`jax.random.normal`"}
+
+
 def table(rows: list[dict]) -> str:
     lines = [
-        "| parameters | population | rank | tokens per member | D + pop r sum(m+n) "
+        "| parameters | population | rank | tokens per member | factors drawn by "
+        "| D + pop r sum(m+n) "
         "| generation's program | peak memory | full-rank population | s / generation "
         "| batch inference, s | throughput vs inference |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         peak = (
@@ -257,7 +272,8 @@ def table(rows: list[dict]) -> str:
         )
         lines.append(
             f"| {r['parameters'] / 1e6:.1f}M | {r['pop_size']:,} | {r['rank']} "
-            f"| {r['batch']} x {r['tokens']} | {gib(r['formula_bytes'])} "
+            f"| {r['batch']} x {r['tokens']} | {DRAWS[r.get('draw', 'evolax')]} "
+            f"| {gib(r['formula_bytes'])} "
             f"| {gib(r['generation_program_bytes'])} | {peak} "
             f"| {r['full_rank_population_bytes'] / 1e9:,.0f} GB "
             f"| {r['generation_s']:.3g} | {r['batch_inference_s']:.3g} "
@@ -283,6 +299,12 @@ def main() -> None:
     parser.add_argument("--heads", type=int, default=12)
     parser.add_argument("--d-ff", type=int, default=2048)
     parser.add_argument("--small", action="store_true")
+    parser.add_argument(
+        "--draw",
+        choices=["evolax", "jax"],
+        default="evolax",
+        help="the factors' Gaussians: evolax.seeded.normal or jax.random.normal (same numbers)",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:  # one configuration: its row as JSON on the last line
@@ -292,8 +314,8 @@ def main() -> None:
 
     name = "lm_throughput_small" if args.small else "lm_throughput"
     out = RESULTS / f"{name}.json"
-    same = ("parameters", "pop_size", "rank", "batch", "tokens")
-    rows = previous_rows(out)
+    same = ("parameters", "pop_size", "rank", "batch", "tokens", "draw")
+    rows = [{"draw": "evolax", **r} for r in previous_rows(out)]
     tokens = args.tokens * len(args.pop) if len(args.tokens) == 1 else args.tokens
     if len(tokens) != len(args.pop):
         raise ValueError(f"--tokens takes one count or one per --pop, got {args.tokens}")
