@@ -15,6 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+QD_ARGUMENTS = ["--domains", "rastrigin", "--algorithms", "map_elites", "cma_mae", "--dim", "4"]
+QD_ARGUMENTS += ["--generations", "3", "--seeds", "1"]
 MODULE = {"bbob": "cocoex", "mo": "pymoo", "evosax32": "evosax", "qd": "ribs"}
 TINY = {  # part: (arguments, a column header its table must have)
     "bbob": (
@@ -32,10 +34,7 @@ TINY = {  # part: (arguments, a column header its table must have)
         "evosax float32",
     ),
     "mo": (["--problems", "zdt1", "--seeds", "1"], "pymoo"),
-    "qd": (
-        "--domains rastrigin --algorithms map_elites cma_mae --dim 4 --generations 3 --seeds 1".split(),
-        "pyribs",
-    ),
+    "qd": (QD_ARGUMENTS, "pyribs"),
 }
 
 

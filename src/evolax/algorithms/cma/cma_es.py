@@ -137,6 +137,7 @@ def _refactor_if(due, cov, eigvecs, eigvals_sqrt, whitened_cov):
 
     def fresh(cov, b, d, w):
         del cov
+        w = 0.5 * (w + w.T)  # symmetrised only here, as C in float64 (a transposed read)
         mild = jnp.max(d) < jnp.min(d) * EIGH_AXIS_RATIO
         return jax.lax.cond(mild, cheap, precise, b, d, w)
 
@@ -242,7 +243,6 @@ class CMAES(CMAFamily[CMAESState]):
                 + p.c1 * jnp.outer(u, u)
                 + p.c_mu * jnp.dot(z.T * circ[None], z, precision=HIGHEST)
             )
-            whitened_cov = 0.5 * (whitened_cov + whitened_cov.T)
             cov, eigvecs, eigvals_sqrt = _refactor_if(
                 due, state.cov, state.eigvecs, state.eigvals_sqrt, whitened_cov
             )
