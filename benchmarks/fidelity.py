@@ -20,9 +20,10 @@ sizes. Every ratio is measured side by side in one run, on this machine.
   in float32 with the same hyperparameters: the median best ``f - f_opt`` after a budget.
 - ``restarts``: IPOP and BIPOP (``evolax.algorithms.ipop`` / ``bipop`` with CMA-ES, float64,
   pycma's tolx and tolfun) against ``cma.fmin(..., restarts=9, bipop=...)`` on the multimodal
-  BBOB functions: per seed the evaluations to ``1e-8`` (or the whole budget), ``x0`` drawn
-  anew for every run; the expected running time (ERT) of each and their ratio with a
-  bootstrap interval over seeds.
+  BBOB functions (f3, f4, f15-f24 at d = 5, 21 seeds on f3, 9 on the others; f16, f17, f21,
+  f22 at d = 10 with 3 seeds): per seed the evaluations to ``1e-8`` (or the whole budget),
+  ``x0`` drawn anew for every run; the expected running time (ERT) of each and their ratio
+  with a bootstrap interval over seeds; and the termination criteria that ended the runs.
 - ``mo``: NSGA-II, NSGA-III, MOEA/D and SMS-EMOA against pymoo 0.6.2's on ZDT1-4,6, DTLZ1-7
   and WFG1-9, evolax in float32 and float64: median IGD+ and hypervolume over seeds after the
   same evaluations, population and operators (``--scale`` shortens every run); pymoo's
