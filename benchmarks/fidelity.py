@@ -21,9 +21,10 @@ sizes. Every ratio is measured side by side in one run, on this machine.
   in float32 with the same hyperparameters: the median best ``f - f_opt`` after a budget.
 - ``restarts``: IPOP and BIPOP (``evolax.algorithms.ipop`` / ``bipop`` with CMA-ES, float64,
   pycma's tolx and tolfun) against ``cma.fmin(..., restarts=9, bipop=...)`` on the multimodal
-  BBOB functions: per seed the evaluations to ``1e-8`` (or the whole budget), ``x0`` drawn
-  anew for every run; the expected running time (ERT) of each and their ratio with a
-  bootstrap interval over seeds.
+  BBOB functions (f3, f4, f15-f24 at d = 5, 21 seeds on f3, 9 on the others; f16, f17, f21,
+  f22 at d = 10 with 3 seeds): per seed the evaluations to ``1e-8`` (or the whole budget),
+  ``x0`` drawn anew for every run; the expected running time (ERT) of each and their ratio
+  with a bootstrap interval over seeds; and the termination criteria that ended the runs.
 - ``mo``: NSGA-II, NSGA-III, MOEA/D and SMS-EMOA against pymoo 0.6.2's on ZDT1-4,6, DTLZ1-7
   and WFG1-9, evolax in float32 and float64: median IGD+ and hypervolume over seeds after the
   same evaluations, population and operators (``--scale`` shortens every run); pymoo's
@@ -46,7 +47,7 @@ Usage::
     python benchmarks/fidelity.py bbob --dims 2 40 --instances 1 2 3 71 101
     python benchmarks/fidelity.py cma32 --dims 5 10 20 --seeds 5 3 3 --recheck-seeds 15
     python benchmarks/fidelity.py evosax32
-    python benchmarks/fidelity.py restarts --functions 3 15 16 17 18 19 20 21 22 23 --jobs 3
+    python benchmarks/fidelity.py restarts --jobs 4
     python benchmarks/fidelity.py mo --seeds 3 --scale 0.5 --jobs 2
     python benchmarks/fidelity.py qd --seeds 5 --jobs 2
     python benchmarks/fidelity.py mo --recheck --cases wfg1/nsga2 dtlz1/nsga2 --seeds 3 --scale 0.5
@@ -857,7 +858,7 @@ def _restarts_table(rows: list[dict]) -> str:
     lines.append(
         "\nERT: all evaluations of all seeds (the whole budget where a seed missed the "
         "target) over the seeds that reached it; ratio evolax / pycma; the interval resamples "
-        "the seeds of each side. Shared, loaded machine."
+        "the seeds of each side."
     )
     return "\n".join(lines)
 
@@ -867,7 +868,8 @@ def _restarts_row(task: tuple[int, int, str, int, int]) -> dict:
     over seeds, with the same starts (``x0`` uniform in ``[-4, 4]^d`` drawn anew per run,
     ``sigma0 = 2``, default population), pycma's tolx and tolfun (1e-11), up to 9 large
     restarts and ``budget`` evaluations; per seed the evaluations to ``f - f_opt < 1e-8``
-    (whole generations) or all those spent."""
+    (whole generations) or all those spent, and per run the termination criteria that ended
+    it (each side's names)."""
     import cma
 
     dim, f, name, seeds, budget = task
@@ -875,8 +877,8 @@ def _restarts_row(task: tuple[int, int, str, int, int]) -> dict:
     factory = partial(CMAES, tol_x=1e-11, tol_fun=1e-11)  # pycma's defaults
     problem = bbob_problem(f, dim, 1)
     draw = partial(jax.random.uniform, shape=(dim,), dtype=jnp.float64, minval=-4.0, maxval=4.0)
-    ours: dict = {"evaluations": [], "solved": [], "runs": [], "seconds": 0.0}
-    theirs: dict = {"evaluations": [], "solved": [], "runs": [], "seconds": 0.0}
+    ours: dict = {"evaluations": [], "solved": [], "runs": [], "stops": [], "seconds": 0.0}
+    theirs: dict = {"evaluations": [], "solved": [], "runs": [], "stops": [], "seconds": 0.0}
     for seed in range(seeds):
         start = time.perf_counter()
         result = driver(
@@ -893,7 +895,9 @@ def _restarts_row(task: tuple[int, int, str, int, int]) -> dict:
         ours["evaluations"].append(result.evaluations)
         ours["solved"].append(bool(-result.best_fitness < TARGET))
         ours["runs"].append(len(result.restarts))
+        ours["stops"].append([[r.pop_size, *r.stop_reasons] for r in result.restarts])
         rng = np.random.default_rng(seed)
+        popsizes: list[int] = []  # of each run, as fmin's callback sees it
         start = time.perf_counter()
         res = cma.fmin(
             None,
@@ -903,39 +907,104 @@ def _restarts_row(task: tuple[int, int, str, int, int]) -> dict:
             restarts=9,
             bipop=use_bipop,
             parallel_objective=partial(_values, problem),
+            callback=partial(_first_popsize, popsizes),
         )
         theirs["seconds"] += time.perf_counter() - start
         theirs["evaluations"].append(int(res[3]))
         theirs["solved"].append(bool(res[1] < TARGET))
         theirs["runs"].append(len(res[-2].all_stoppings) - 1)
+        stoppings = res[-2].all_stoppings[1:]
+        theirs["stops"].append([[p, *s] for p, s in zip(popsizes, stoppings, strict=True)])
     row = {"restarts": name, "dim": dim, "function": f, "budget": budget}
-    print(row | {"evolax": ours, "pycma": theirs}, flush=True)
-    return row | {"evolax": ours, "pycma": theirs}
+    row |= {"evolax": ours, "pycma": theirs, "load": os.getloadavg()[0]}
+    print(row, flush=True)
+    return row
+
+
+def _first_popsize(popsizes: list[int], es) -> None:
+    """fmin's callback: a run's population, at its first iteration."""
+    if es.countiter == 1:
+        popsizes.append(int(es.popsize))
+
+
+def _stops_table(rows: list[dict]) -> str:
+    """How the runs ended: per row and side, the number of runs each criterion ended (a run
+    counts under every criterion that fired at its end)."""
+
+    def tally(side: dict) -> str:
+        counts: dict[str, int] = {}
+        for seed in side["stops"]:
+            for _, *reasons in seed:
+                for reason in reasons:
+                    counts[reason] = counts.get(reason, 0) + 1
+        return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+    lines = [
+        "| restarts | d | function | evolax: runs, ended by | pycma: runs, ended by |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if "stops" not in r["evolax"]:
+            continue
+        lines.append(
+            f"| {r['restarts']} | {r['dim']} | f{r['function']} | "
+            f"{sum(r['evolax']['runs'])}: {tally(r['evolax'])} | "
+            f"{sum(r['pycma']['runs'])}: {tally(r['pycma'])} |"
+        )
+    lines.append(
+        "\nRuns: of all seeds; a run counts under every criterion that fired at its end. "
+        "evolax: `budget` (the evaluations left allowed no further generation), `maxiter` "
+        "(MaxIter, or a small run's length), `target`; pycma: `maxfevals`, `maxiter`, "
+        "`ftarget`, and its criteria by their names."
+    )
+    return "\n".join(lines)
+
+
+def _restarts_tasks(args) -> list[tuple[int, int, str, int, int]]:
+    """``(dim, function, strategy, seeds, budget)`` of every row: ``--functions`` at
+    ``--dims`` with ``--seeds`` (``--function-seeds`` for some), then ``--subset-functions``
+    at ``--subset-dims`` with ``--subset-seeds``."""
+    more = dict(tuple(int(v) for v in item.split("=")) for item in args.function_seeds)
+    main = [(dim, f, more.get(f, args.seeds)) for dim in args.dims for f in args.functions]
+    subset = [(d, f, args.subset_seeds) for d in args.subset_dims for f in args.subset_functions]
+    return [
+        (dim, f, name, seeds, args.budget * dim)
+        for dim, f, seeds in main + subset
+        for name in ("IPOP", "BIPOP")
+    ]
 
 
 def restarts(args) -> None:
     """:func:`_restarts_row` per dimension, function and strategy, ``--jobs`` processes at
-    once; the table is rewritten as the rows come in, so that a cut run leaves them."""
+    once, the rows with the most evaluations first; the table (rows in order of dimension and
+    function) is rewritten as the rows come in, so that a cut run leaves them."""
     import multiprocessing
 
-    tasks = [
-        (dim, f, name, args.seeds, args.budget * dim)
-        for dim in args.dims
-        for f in args.functions
-        for name in ("IPOP", "BIPOP")
-    ]
-    rows = []
+    tasks = _restarts_tasks(args)
+    order = {task[:3]: i for i, task in enumerate(tasks)}
+    rows: list[dict] = []
+
+    def table(rows: list[dict]) -> str:
+        rows = sorted(rows, key=lambda r: order[r["dim"], r["function"], r["restarts"]])
+        note = (
+            f"\n\nA partial run: {len(rows)} of {len(tasks)} rows."
+            if len(rows) < len(tasks)
+            else ""
+        )
+        return _restarts_table(rows) + note + "\n\n" + _stops_table(rows) + _load_note(rows)
+
+    longest_first = sorted(tasks, key=lambda t: -t[3] * t[4])
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-        for row in pool.imap(_restarts_row, tasks):
+        for row in pool.imap_unordered(_restarts_row, longest_first):
             rows.append(row)
             write_results(
                 RESULTS / "fidelity_restarts.json",
                 "fidelity restarts",
                 rows,
-                _restarts_table,
+                table,
                 args=vars(args),
             )
-    print(_restarts_table(rows))
+    print(table(rows))
 
 
 # ---- mo: NSGA-II, NSGA-III, MOEA/D and SMS-EMOA against pymoo ---------------------------
@@ -1442,6 +1511,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--dims", type=int, nargs="+", default=[5])
     p.add_argument("--functions", type=int, nargs="+", default=[3, 4, *range(15, 25)])
     p.add_argument("--seeds", type=int, default=9)
+    p.add_argument(
+        "--function-seeds",
+        nargs="*",
+        default=["3=21"],
+        help="FUNCTION=SEEDS: other seed counts for some --functions",
+    )
+    p.add_argument("--subset-dims", type=int, nargs="*", default=[10])
+    p.add_argument("--subset-functions", type=int, nargs="+", default=[16, 17, 21, 22])
+    p.add_argument("--subset-seeds", type=int, default=3)
     p.add_argument("--budget", type=int, default=20_000, help="evaluations per dimension")
     p.add_argument("--jobs", type=int, default=1, help="processes (one row each)")
     p = sub.add_parser("mo")

@@ -254,6 +254,21 @@ def test_small_runs_and_maxiter_are_pycmas():
     assert checked >= 1  # a small run that its budget ended
 
 
+def test_records_name_maxiter_apart_from_the_budget(key):
+    """A run that no criterion stops ends at pycma's MaxIter (1975 generations at d = 2,
+    lambda = 4, as pycma's ``maxiter``), recorded as "maxiter"; a run that the evaluations
+    left end (no further generation fits) is recorded as "budget"."""
+
+    def run(max_evals):
+        replay = lambda pop, std: Replay(pop_size=pop, init_std=std)  # noqa: E731
+        return ipop(replay, FLAT, jnp.zeros(2), key, max_evals, pop_size=4, max_restarts=0)
+
+    (capped,) = run(8_000).restarts
+    assert (capped.generations, capped.stop_reasons) == (1975, ("maxiter",))
+    (short,) = run(1_002).restarts
+    assert (short.generations, short.stop_reasons) == (250, ("budget",))
+
+
 @pytest.mark.slow  # 10 s: one compilation per population
 def test_bipop_replays_pycmas_schedule(key, monkeypatch):
     """Told each run's length where a termination criterion ended it in pycma, and given

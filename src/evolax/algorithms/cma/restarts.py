@@ -45,7 +45,9 @@ class RestartRecord:
         evaluations: the evaluations it used.
         generations: its number of generations.
         best_fitness: the best fitness it evaluated.
-        stop_reasons: the termination criteria that fired, plus ``"budget"`` or
+        stop_reasons: the termination criteria that fired, plus ``"maxiter"`` (its
+            generations ran out: :func:`max_generations`, or a small run's length),
+            ``"budget"`` (the evaluations left allowed no further generation) or
             ``"target"`` when those ended it.
     """
 
@@ -153,7 +155,8 @@ class _Runner:
     def run(self, key: PRNGKey, regime: str, pop_size: int, init_std: float, generations: int):
         """Run one restart of at most ``generations`` generations; returns its evaluations (0
         if the budget left allows no generation)."""
-        budget = min(generations * pop_size, self.max_evals - self.evaluations)
+        left = self.max_evals - self.evaluations
+        budget = min(generations * pop_size, left)
         if budget < pop_size:
             return 0
         algorithm = self.factory(pop_size, init_std)
@@ -177,7 +180,7 @@ class _Runner:
         evals, best_f = int(evals), float(best_f)
         reasons = tuple(name for name, fired in criteria.items() if bool(fired))
         if evals + pop_size > budget:
-            reasons += ("budget",)
+            reasons += ("budget" if budget + pop_size > left else "maxiter",)
         if best_f >= self.target:
             reasons += ("target",)
         self.records.append(
