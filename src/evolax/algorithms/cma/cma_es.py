@@ -68,7 +68,10 @@ def decompose(cov: Float[Array, "dim dim"]) -> tuple[Float[Array, "dim dim"], Fl
     (``std`` then overflows). Clipped, ``cond(C) <= 1 / eps`` and whitening stays accurate;
     ConditionCov fires at that limit.
     """
-    eigvals, eigvecs = jnp.linalg.eigh(cov)
+    # C is symmetric (the caller symmetrises it): ``cov.T`` is LAPACK's column-major layout
+    # of ``cov``'s rows, and eigh's own symmetrisation is a transposed read; eigh(cov) made
+    # XLA lay C out column-major through the cond, two transposing copies of C a generation
+    eigvals, eigvecs = jnp.linalg.eigh(cov.T, symmetrize_input=False)
     floor = jnp.maximum(jnp.max(eigvals) * jnp.finfo(cov.dtype).eps, jnp.finfo(cov.dtype).tiny)
     return eigvecs, jnp.sqrt(jnp.maximum(eigvals, floor))
 
