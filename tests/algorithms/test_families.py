@@ -24,8 +24,9 @@ FAMILIES = (
     "neat",
     "baselines",
 )
-TOP = {"arguments", "base", "noise", "shaping", "stein", "unbatched", *FAMILIES}
-"""What ``evolax.algorithms`` holds: the helpers every family uses, and the families."""
+TOP = {"arguments", "base", "evolve", "noise", "shaping", "stein", "unbatched", *FAMILIES}
+"""What ``evolax.algorithms`` holds: the helpers every family uses (and ``evolve``, which runs
+any of them on a function), and the families."""
 
 
 def test_the_package_holds_the_shared_helpers_and_the_families():

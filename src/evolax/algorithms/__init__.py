@@ -3,7 +3,8 @@
 The template (:mod:`~evolax.algorithms.base`), fitness shaping (:mod:`~evolax.algorithms.shaping`),
 noise (:mod:`~evolax.algorithms.noise`), the one-matrix-at-a-time wrapper
 (:mod:`~evolax.algorithms.unbatched`) and the Stein variational base
-(:mod:`~evolax.algorithms.stein`) serve every family; each family package holds its algorithms
+(:mod:`~evolax.algorithms.stein`) serve every family, and :func:`~evolax.algorithms.evolve.evolve`
+runs any algorithm on a function of its population; each family package holds its algorithms
 and, once, the pieces they share:
 
 - :mod:`~evolax.algorithms.es`: evolution strategies (OpenES, PGPE, ARS, SNES, xNES, ...);
