@@ -88,7 +88,7 @@ from evolax.problems.bbob import bbob_problem  # noqa: E402
 from fidelity_mo_precision import precision_row, precision_table  # noqa: E402
 from fidelity_qd import add_parser as add_qd_parser  # noqa: E402
 from fidelity_qd import qd  # noqa: E402
-from results_table import RESULTS, write_results  # noqa: E402
+from results_table import RESULTS, load_note, write_results  # noqa: E402
 
 TARGET = 1e-8
 
@@ -547,7 +547,7 @@ def _cma32_tables(rows: list[dict], excluded: dict) -> str:
             "than evolax float64 or pycma; seeds solved, median evaluations; one-sided Fisher "
             "exact p-values that float32 solves less often):\n\n" + cma32_recheck_table(rechecked)
         )
-    return table + _load_note(rows)
+    return table + load_note(rows)
 
 
 def cma32(args) -> None:
@@ -991,7 +991,7 @@ def restarts(args) -> None:
             if len(rows) < len(tasks)
             else ""
         )
-        return _restarts_table(rows) + note + "\n\n" + _stops_table(rows) + _load_note(rows)
+        return _restarts_table(rows) + note + "\n\n" + _stops_table(rows) + load_note(rows)
 
     longest_first = sorted(tasks, key=lambda t: -t[3] * t[4])
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
@@ -1184,18 +1184,7 @@ def _mo_table(rows: list[dict], cases: int = 0, duplicates: bool = False) -> str
     )
     if cases > len(rows):
         lines.append(f"\nA partial run: {len(rows)} of the {cases} cases asked for.")
-    return "\n".join(lines) + _load_note(rows)
-
-
-def _load_note(rows: list[dict]) -> str:
-    """ "Shared, loaded" and the load averages the rows recorded, where above the core count."""
-    loads = [r["load"] for r in rows if "load" in r]
-    if not loads or max(loads) <= (os.cpu_count() or 1):
-        return ""
-    return (
-        f"\n\nShared, loaded machine: 1-minute load average {min(loads):.0f} to "
-        f"{max(loads):.0f} on {os.cpu_count()} cores as the rows finished."
-    )
+    return "\n".join(lines) + load_note(rows)
 
 
 def _at_optimum(name: str, x: np.ndarray, dtype: np.dtype) -> float:
@@ -1292,7 +1281,7 @@ def _recheck_table(rows: list[dict]) -> str:
         "computed (evolax float32: in float32); float64: the same populations re-evaluated by "
         "pymoo's problem in float64. Scored as the `mo` table."
     )
-    return "\n".join(lines) + _load_note(rows)
+    return "\n".join(lines) + load_note(rows)
 
 
 def _resumed(args, cases: list) -> dict:

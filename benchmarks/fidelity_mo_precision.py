@@ -17,6 +17,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from results_table import load_note
+
 VARIANTS = (  # label: (the search's dtype, the objective's dtype)
     ("float64", "float64", "float64"),
     ("float64 search, float32 objective", "float64", "float32"),
@@ -83,10 +85,4 @@ def precision_table(rows: list[dict]) -> str:
         f"\nIGD+ of the last population (objectives in float64), median (min to max) over "
         f"{seeds} seeds, the same seeds in every column."
     )
-    loads = [r["load"] for r in rows]
-    if loads and max(loads) > (os.cpu_count() or 1):
-        lines.append(
-            f"\nShared, loaded machine: 1-minute load average {min(loads):.0f} to "
-            f"{max(loads):.0f} on {os.cpu_count()} cores as the rows finished."
-        )
-    return "\n".join(lines)
+    return "\n".join(lines) + load_note(rows)

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from results_table import RESULTS, write_results
+from results_table import RESULTS, load_note, write_results
 
 QD_ALGORITHMS = (
     "map_elites",
@@ -89,7 +89,7 @@ def _ours(name: str, dim: int, centroids: np.ndarray):
                  init_std=SIGMA0)  # fmt: skip
 
 
-def _evolax_scores(name, domain, dim, generations, seeds, centroids, dtype) -> dict:
+def evolax_scores(name, domain, dim, generations, seeds, centroids, dtype) -> dict:
     """QD score and coverage per seed, one jitted program vmapped over seeds."""
     from evolax import evolve
 
@@ -110,7 +110,7 @@ def _evolax_scores(name, domain, dim, generations, seeds, centroids, dtype) -> d
         }
 
 
-def _ribs_scores(name, domain, dim, generations, seeds, centroids) -> dict:
+def ribs_scores(name, domain, dim, generations, seeds, centroids) -> dict:
     """pyribs' QD score and coverage per seed (seeds 0 to ``seeds - 1``)."""
     import ribs
 
@@ -189,10 +189,10 @@ def _qd_row(name: str, domain: str, dim: int, generations: int, seeds: int) -> d
     row: dict = {"algorithm": name, "domain": domain, "dim": dim, "generations": generations}
     start = time.perf_counter()
     for dtype in ("float32", "float64"):
-        row[dtype] = _evolax_scores(name, domain, dim, generations, seeds, centroids, dtype)
+        row[dtype] = evolax_scores(name, domain, dim, generations, seeds, centroids, dtype)
     row["evolax_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    row["pyribs"] = _ribs_scores(name, domain, dim, generations, seeds, centroids)
+    row["pyribs"] = ribs_scores(name, domain, dim, generations, seeds, centroids)
     row["pyribs_s"] = time.perf_counter() - start
     row["load"] = os.getloadavg()[0]
     return row
@@ -228,13 +228,7 @@ def qd_table(rows: list[dict], cases: int = 0) -> str:
     )
     if cases > len(rows):
         lines.append(f"\nA partial run: {len(rows)} of the {cases} cases asked for.")
-    loads = [r["load"] for r in rows]
-    if loads and max(loads) > (os.cpu_count() or 1):
-        lines.append(
-            f"\nShared, loaded machine: 1-minute load average {min(loads):.0f} to "
-            f"{max(loads):.0f} on {os.cpu_count()} cores as the rows finished."
-        )
-    return "\n".join(lines)
+    return "\n".join(lines) + load_note(rows)
 
 
 def qd(args) -> None:

@@ -97,3 +97,14 @@ def write_results(
     }
     out.write_text(json.dumps(jsonable(result), indent=2))
     write_table(out.with_suffix(".md"), table(rows))
+
+
+def load_note(rows: list[dict]) -> str:
+    """ "Shared, loaded" and the load averages the rows recorded, where above the core count."""
+    loads = [r["load"] for r in rows if "load" in r]
+    if not loads or max(loads) <= (os.cpu_count() or 1):
+        return ""
+    return (
+        f"\n\nShared, loaded machine: 1-minute load average {min(loads):.0f} to "
+        f"{max(loads):.0f} on {os.cpu_count()} cores as the rows finished."
+    )
