@@ -32,17 +32,7 @@ def scores(name: str) -> tuple[list[float], list[float]]:
     return ours["qd_score"], theirs["qd_score"]
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "map_elites",
-        "cvt_map_elites",
-        "cma_me_improvement",
-        "cma_me_optimizing",
-        "cma_me_random_direction",
-        "cma_mae",
-    ],
-)
+@pytest.mark.parametrize("name", fidelity_qd.QD_ALGORITHMS)
 def test_qd_score_within_ratio_of_pyribs(name):
     ours, theirs = scores(name)
     mine, reference = float(np.median(ours)), float(np.median(theirs))
